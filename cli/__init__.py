@@ -1,0 +1,1 @@
+"""Greenloop's command line (Typer)."""

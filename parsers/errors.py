@@ -1,0 +1,53 @@
+"""Typed errors with the error kinds of the Phase Testing Agent protocol
+(seed 004). Every layer raises these so the CLI, the workflows and the
+protocol output can say what went wrong and whether retrying can help."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorKind(StrEnum):
+    TEST_FAILURE = "test_failure"
+    BUILD_FAILURE = "build_failure"
+    VALIDATION_ERROR = "validation_error"
+    LANGUAGE_DETECTION_FAILED = "language_detection_failed"
+    COMMAND_NOT_FOUND = "command_not_found"
+    TIMEOUT = "timeout"
+    PERMISSION_ERROR = "permission_error"
+    OUT_OF_MEMORY = "out_of_memory"
+    USER_ABORT = "user_abort"
+
+
+# Kinds that another try cannot fix (seed 004's "Retry" column).
+NON_RETRYABLE = {
+    ErrorKind.BUILD_FAILURE,
+    ErrorKind.VALIDATION_ERROR,
+    ErrorKind.LANGUAGE_DETECTION_FAILED,
+    ErrorKind.COMMAND_NOT_FOUND,
+    ErrorKind.PERMISSION_ERROR,
+    ErrorKind.OUT_OF_MEMORY,
+    ErrorKind.USER_ABORT,
+}
+
+
+class GreenloopError(Exception):
+    """An error a user can act on: a kind, a message and some context."""
+
+    kind: ErrorKind = ErrorKind.VALIDATION_ERROR
+
+    def __init__(self, message: str, *, kind: ErrorKind | None = None, **context: Any) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+        self.message = message
+        self.context = context
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind not in NON_RETRYABLE
+
+
+class UnknownFrameworkError(GreenloopError):
+    kind = ErrorKind.VALIDATION_ERROR

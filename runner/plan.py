@@ -1,0 +1,198 @@
+"""How to build and test a project: the language, the framework, the build
+and test commands (seed 004's defaults and fallbacks), and the machine-
+readable reports Greenloop adds where that is safe.
+
+Reports are written under ``.greenloop/reports/`` inside the workspace, by
+relative paths, so the same command works on the host, in bubblewrap and in
+a container where the workspace is mounted elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from parsers import detect as fw_detect
+from parsers.errors import ErrorKind, GreenloopError
+from parsers.registry import canonical
+from runner.language import LanguageDetection, detect_language
+
+REPORT_DIR = ".greenloop/reports"
+
+# Language -> framework when nothing more specific is known.
+DEFAULT_FRAMEWORK = {
+    "python": "pytest", "javascript": "jest", "typescript": "jest", "go": "go", "ruby": "rspec",
+    "rust": "cargo-test", "java": "maven-surefire", "php": "phpunit", "cpp": "ctest",
+}
+FRAMEWORK_LANGUAGE = {
+    "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
+    "mocha": "javascript", "node-test": "javascript", "cargo-test": "rust", "junit-console": "java",
+    "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
+}
+
+
+class TestPlan(BaseModel):
+    """Everything needed to run a project's tests and read the results."""
+
+    __test__ = False
+
+    language: str
+    framework: str
+    test_command: str
+    build_command: str | None = None
+    # Tried in order when the command before them is not found (seed 004).
+    fallback_commands: list[str] = Field(default_factory=list)
+    # True when Greenloop chose the command (so it may add reporters and selectors).
+    default_command: bool = True
+    reason: str = ""
+
+
+def package_manager(root: Path) -> str:
+    """npm, yarn or pnpm, from the lockfile."""
+    if (root / "pnpm-lock.yaml").exists():
+        return "pnpm"
+    if (root / "yarn.lock").exists():
+        return "yarn"
+    return "npm"
+
+
+def _package_json(root: Path) -> dict:
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def with_reports(framework: str, command: str) -> str:
+    """Add a machine-readable report to a command Greenloop built, keeping the
+    console output (parsers cross-check the two)."""
+    r = REPORT_DIR
+    extra = {
+        "pytest": f" --junitxml={r}/pytest.xml",
+        "jest": f" --json --outputFile={r}/jest.json --testLocationInResults",
+        "vitest": f" --reporter=default --reporter=junit --outputFile.junit={r}/vitest.xml",
+        "node-test": f" --test-reporter=spec --test-reporter-destination=stdout"
+                     f" --test-reporter=junit --test-reporter-destination={r}/node.xml",
+        "rspec": f" --format progress --format json --out {r}/rspec.json",
+        "phpunit": f" --log-junit {r}/phpunit.xml",
+        "ctest": f" --output-junit ../{r}/ctest.xml",
+    }.get(framework, "")
+    return command + extra
+
+
+def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
+    pm = package_manager(root)
+    direct = {
+        "jest": "npx jest --ci",
+        "vitest": "npx vitest run",
+        "mocha": "npx mocha",
+        "node-test": "node --test",
+    }[framework]
+    return with_reports(framework, direct), [f"{pm} test"]
+
+
+def _build_command(root: Path, language: str) -> str | None:
+    """Seed 004's build detection: JS/TS build scripts, tsc, CMake configure+build."""
+    if language in ("javascript", "typescript"):
+        scripts = _package_json(root).get("scripts") or {}
+        if isinstance(scripts, dict) and "build" in scripts:
+            return f"{package_manager(root)} run build"
+        if language == "typescript":
+            return "npx tsc --noEmit"
+    if language == "cpp" and (root / "CMakeLists.txt").exists():
+        return "cmake -S . -B build && cmake --build build"
+    return None
+
+
+def plan_tests(
+    root: Path,
+    *,
+    language: str | None = None,
+    framework: str | None = None,
+    test_command: str | None = None,
+    build_command: str | None = None,
+    run_build: bool | None = None,
+) -> TestPlan:
+    """Decide how to test the project at ``root``.
+
+    Explicit values win; otherwise the framework comes from the command, then
+    the project's files, then the language's default.
+    """
+    if not root.is_dir():
+        raise GreenloopError(
+            f"working_directory {root} does not exist", kind=ErrorKind.VALIDATION_ERROR,
+            working_directory=str(root), checked=True, exists=False,
+        )
+    reasons: list[str] = []
+    fw = canonical(framework) if framework else None
+    if fw is None and test_command:
+        found = fw_detect.from_command(test_command, root)
+        if found:
+            fw, _ = found.framework, reasons.append(found.reason)
+    if fw is None:
+        found = fw_detect.from_project(root)
+        if found and found.framework != "generic":
+            fw, _ = found.framework, reasons.append(found.reason)
+    lang: LanguageDetection | None = None
+    if language or fw is None:
+        lang = detect_language(root, language)
+        reasons.append(f"language {lang.language}: {lang.reason}")
+    language_name = lang.language if lang else FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
+    if fw is None:
+        fw = DEFAULT_FRAMEWORK.get(language_name, "generic")
+        reasons.append(f"{fw} is the default for {language_name}")
+
+    fallbacks: list[str] = []
+    if test_command:
+        command, default = test_command, False
+    else:
+        default = True
+        command, fallbacks = _default_test_command(root, fw, language_name)
+    if run_build is False:
+        build = None
+    else:
+        build = build_command or _build_command(root, language_name)
+        if run_build and build is None:
+            raise GreenloopError(
+                "run_build is true but no build command is known; give build_command",
+                kind=ErrorKind.VALIDATION_ERROR,
+            )
+    return TestPlan(
+        language=language_name, framework=fw, test_command=command, build_command=build,
+        fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons),
+    )
+
+
+def _default_test_command(root: Path, framework: str, language: str) -> tuple[str, list[str]]:
+    if framework in ("jest", "vitest", "mocha", "node-test"):
+        return _js_command(root, framework)
+    if framework == "pytest":
+        return with_reports("pytest", "python -m pytest"), ["pytest", "python -m unittest discover -v"]
+    if framework == "unittest":
+        return "python -m unittest discover -v", []
+    if framework == "go":
+        # -race needs cgo and a C toolchain; seed 004 falls back to plain go test.
+        return "go test -json -race ./...", ["go test -json ./..."]
+    if framework == "cargo-test":
+        return "cargo test --no-fail-fast", ["cargo test --all-features --no-fail-fast"]
+    if framework == "maven-surefire":
+        if (root / "mvnw").exists():
+            return "./mvnw -B test", ["mvn -B test"]
+        return "mvn -B test", ["mvn -B verify"]
+    if framework == "rspec":
+        base = "bundle exec rspec" if (root / "Gemfile").exists() else "rspec"
+        return with_reports("rspec", base), ["rspec", "rake test"]
+    if framework == "phpunit":
+        base = "vendor/bin/phpunit" if (root / "vendor/bin/phpunit").exists() else "phpunit"
+        return with_reports("phpunit", base), []
+    if framework == "ctest":
+        return with_reports("ctest", "ctest --test-dir build --output-on-failure"), []
+    if language == "java" and ((root / "build.gradle").exists() or (root / "build.gradle.kts").exists()):
+        return ("./gradlew test" if (root / "gradlew").exists() else "gradle test"), ["gradle test"]
+    raise GreenloopError(
+        f"no default test command for framework {framework!r}; give test_command",
+        kind=ErrorKind.VALIDATION_ERROR, framework=framework,
+    )
