@@ -49,6 +49,10 @@ class TestPlan(BaseModel):
     reason: str = ""
 
 
+def _family(language: str) -> str:
+    return "javascript" if language == "typescript" else language
+
+
 def package_manager(root: Path) -> str:
     """npm, yarn or pnpm, from the lockfile."""
     if (root / "pnpm-lock.yaml").exists():
@@ -136,11 +140,18 @@ def plan_tests(
         found = fw_detect.from_project(root)
         if found and found.framework != "generic":
             fw, _ = found.framework, reasons.append(found.reason)
-    lang: LanguageDetection | None = None
-    if language or fw is None:
-        lang = detect_language(root, language)
+    language_name = FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
+    try:
+        lang: LanguageDetection | None = detect_language(root, language)
+    except GreenloopError:
+        if language or fw is None:
+            raise
+        lang = None  # the framework already says enough
+    # The detected language refines the framework's (JavaScript -> TypeScript)
+    # but never contradicts it (a Python repo with a package.json for tooling).
+    if lang and (fw is None or language or _family(lang.language) == _family(language_name)):
+        language_name = lang.language
         reasons.append(f"language {lang.language}: {lang.reason}")
-    language_name = lang.language if lang else FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
     if fw is None:
         fw = DEFAULT_FRAMEWORK.get(language_name, "generic")
         reasons.append(f"{fw} is the default for {language_name}")

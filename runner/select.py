@@ -97,7 +97,7 @@ def single_test_command(plan: TestPlan, test: TestResult) -> str:
         return f"mvn -B test -Dtest={q(sel)} -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false"
     if fw == "junit-console":
         cls, method = _split_class_method(tid)
-        base = re.sub(r"\s--(scan-classpath|select-\w+)(?:[ =]\S+)?", "", plan.test_command)
+        base = re.sub(r"\s--(scan-classpath|select-\w+)(?:[ =](?!-)\S+)?", "", plan.test_command)
         return f"{base} --select-method {q(cls + '#' + method)}"
     if fw == "rspec":
         if test.file and test.line:

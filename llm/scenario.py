@@ -1,0 +1,163 @@
+"""Scripted LLM scenarios (seed 002): trigger -> response rules with priorities.
+
+A scenario is a YAML file::
+
+    name: fix-on-first-attempt
+    rules:
+      - priority: 100
+        trigger: {role: fixer, iteration: 1, turn: 1}
+        response:
+          text: "The cart overwrites quantities."
+          tool_calls:
+            - name: replace_in_file
+              input: {path: shop/cart.py, old: "...", new: "..."}
+      - trigger: {role: fixer, turn: 2}
+        response: {text: "Done."}
+    default: {text: "I cannot help with that."}
+
+Every condition of a trigger must hold. Rules are tried by descending
+priority (file order among equals); the first match answers, else the
+default. A response may instead be an API error (``error: {status: 429}``)
+and may be limited to fire ``times`` times. Matching is pure: the caller
+supplies the ``RequestContext`` (role, per-role iteration, turn, previous
+role, messages), which the server derives from the request.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+    500: "api_error", 529: "overloaded_error",
+}
+
+
+class Trigger(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str | None = None            # the caller's role (analyzer, fixer...)
+    iteration: int | None = None       # n-th conversation of this role for this context (1-based)
+    turn: int | None = None            # n-th model turn within the conversation (1-based)
+    previous_role: str | None = None   # role of the previous conversation in this context
+    context: str | None = None         # regex on the context key (run/test)
+    system: str | None = None          # regex on the system prompt
+    user: str | None = None            # regex on the first user message
+    last: str | None = None            # regex on the latest user message (incl. tool results)
+    contains: str | None = None        # regex on any message content
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApiError(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: int = 529
+    type: str | None = None
+    message: str = "scripted error"
+
+    @property
+    def error_type(self) -> str:
+        return self.type or ERROR_TYPES.get(self.status, "api_error")
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    # Raw content blocks, sent as they are (to script malformed answers).
+    raw_content: list[dict[str, Any]] | None = None
+    stop_reason: str | None = None
+    error: ApiError | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    trigger: Trigger = Field(default_factory=Trigger)
+    response: Response
+    priority: int = 0
+    times: int | None = None  # fire at most this many times
+    name: str | None = None
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    rules: list[Rule] = Field(default_factory=list)
+    default: Response = Field(default_factory=lambda: Response(text="I have no scripted answer for this."))
+
+    @classmethod
+    def load(cls, path: Path | str) -> Scenario:
+        """Read a scenario from a YAML file."""
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return cls.model_validate(data)
+
+
+class RequestContext(BaseModel):
+    """What a trigger can look at, derived from one Messages API request."""
+
+    role: str | None = None
+    iteration: int = 1
+    turn: int = 1
+    previous_role: str | None = None
+    context: str = ""
+    system: str = ""
+    first_user: str = ""
+    last_user: str = ""
+    all_text: str = ""
+
+
+def _search(pattern: str | None, text: str) -> bool:
+    return pattern is None or re.search(pattern, text, re.S | re.I) is not None
+
+
+def matches(trigger: Trigger, ctx: RequestContext) -> bool:
+    """Whether every condition of ``trigger`` holds for ``ctx``."""
+    return (
+        (trigger.role is None or trigger.role == ctx.role)
+        and (trigger.iteration is None or trigger.iteration == ctx.iteration)
+        and (trigger.turn is None or trigger.turn == ctx.turn)
+        and (trigger.previous_role is None or trigger.previous_role == ctx.previous_role)
+        and _search(trigger.context, ctx.context)
+        and _search(trigger.system, ctx.system)
+        and _search(trigger.user, ctx.first_user)
+        and _search(trigger.last, ctx.last_user)
+        and _search(trigger.contains, ctx.all_text)
+    )
+
+
+class Matcher:
+    """Chooses responses for a scenario, counting how often each rule fired."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        # Stable sort: descending priority, file order among equals.
+        self._rules = sorted(enumerate(scenario.rules), key=lambda ir: -ir[1].priority)
+        self.fired: dict[int, int] = {}
+
+    def choose(self, ctx: RequestContext) -> tuple[Response, str]:
+        """The response for ``ctx`` and the name of the rule that gave it."""
+        for index, rule in self._rules:
+            if rule.times is not None and self.fired.get(index, 0) >= rule.times:
+                continue
+            if matches(rule.trigger, ctx):
+                self.fired[index] = self.fired.get(index, 0) + 1
+                return rule.response, rule.name or f"rule[{index}]"
+        return self.scenario.default, "default"

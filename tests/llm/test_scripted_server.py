@@ -1,0 +1,113 @@
+"""The scripted LLM answers the real anthropic client by its scenario rules."""
+
+from __future__ import annotations
+
+import anthropic
+import pytest
+
+from llm.scenario import Scenario
+from llm.scripted_server import ScriptedLLMServer
+
+TOOLS = [{"name": "read_file", "description": "Read a file",
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+
+
+def client(server: ScriptedLLMServer, role: str, context: str = "run-1/test-a") -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key="scripted", base_url=server.base_url, max_retries=0,
+        default_headers={"x-greenloop-role": role, "x-greenloop-context": context},
+    )
+
+
+def ask(c: anthropic.Anthropic, messages, **kw):
+    return c.messages.create(model="claude-test", max_tokens=256, tools=TOOLS, messages=messages, **kw)
+
+
+@pytest.fixture
+def scenario() -> Scenario:
+    return Scenario.model_validate({
+        "name": "unit",
+        "rules": [
+            {"name": "read", "priority": 10, "trigger": {"role": "fixer", "turn": 1},
+             "response": {"text": "Let me look.", "tool_calls": [{"name": "read_file", "input": {"path": "a.py"}}]}},
+            {"name": "second-attempt", "priority": 20, "trigger": {"role": "fixer", "iteration": 2, "turn": 1,
+                                                                    "user": "previous attempt"},
+             "response": {"text": "A different approach."}},
+            {"name": "after-read", "trigger": {"role": "fixer", "turn": 2, "last": "def broken"},
+             "response": {"text": "Found it."}},
+            {"name": "limited", "priority": 50, "times": 2, "trigger": {"role": "analyzer"},
+             "response": {"error": {"status": 529}}},
+            {"name": "after-analyzer", "trigger": {"role": "fixer", "previous_role": "analyzer"},
+             "response": {"text": "I follow the analysis."}, "priority": 30},
+        ],
+        "default": {"text": "default answer"},
+    })
+
+
+def test_tool_use_loop_follows_turns_and_tool_results(scenario):
+    with ScriptedLLMServer(scenario) as server:
+        c = client(server, "fixer")
+        first = ask(c, [{"role": "user", "content": "fix test_x"}])
+        assert first.stop_reason == "tool_use"
+        call = next(b for b in first.content if b.type == "tool_use")
+        assert (call.name, call.input) == ("read_file", {"path": "a.py"})
+        second = ask(c, [
+            {"role": "user", "content": "fix test_x"},
+            {"role": "assistant", "content": first.content},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "def broken():"}]},
+        ])
+        assert second.stop_reason == "end_turn"
+        assert second.content[0].text == "Found it."
+        assert [r.rule for r in server.requests] == ["read", "after-read"]
+        assert [r.turn for r in server.requests] == [1, 2]
+
+
+def test_iteration_counts_conversations_per_role_and_context(scenario):
+    with ScriptedLLMServer(scenario) as server:
+        c = client(server, "fixer")
+        ask(c, [{"role": "user", "content": "fix"}])
+        again = ask(c, [{"role": "user", "content": "previous attempt failed: fix differently"}])
+        assert again.content[0].text == "A different approach."
+        other = ask(client(server, "fixer", context="run-1/test-b"), [{"role": "user", "content": "previous attempt"}])
+        assert other.content[0].text == "Let me look."  # iteration 1 in its own context
+        assert [r.iteration for r in server.requests] == [1, 2, 1]
+
+
+def test_errors_fire_a_limited_number_of_times_then_previous_role_matches(scenario):
+    with ScriptedLLMServer(scenario) as server:
+        a = client(server, "analyzer")
+        for _ in range(2):
+            with pytest.raises(anthropic.InternalServerError) as err:
+                a.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+            assert err.value.status_code == 529
+        assert a.messages.create(model="m", max_tokens=10,
+                                 messages=[{"role": "user", "content": "x"}]).content[0].text == "default answer"
+        fixed = ask(client(server, "fixer"), [{"role": "user", "content": "fix"}])
+        assert fixed.content[0].text == "I follow the analysis."
+        assert server.requests[-1].previous_role == "analyzer"
+
+
+def test_rate_limit_is_a_typed_client_error():
+    sc = Scenario.model_validate({"name": "rl", "rules": [{"response": {"error": {"status": 429}}}]})
+    with ScriptedLLMServer(sc) as server:
+        with pytest.raises(anthropic.RateLimitError):
+            client(server, "fixer").messages.create(model="m", max_tokens=5,
+                                                     messages=[{"role": "user", "content": "x"}])
+
+
+def test_prompt_caching_is_reported_as_creation_then_read():
+    sc = Scenario(name="cache")
+    system = [{"type": "text", "text": "You are Greenloop's fixer. " * 40, "cache_control": {"type": "ephemeral"}}]
+    with ScriptedLLMServer(sc) as server:
+        c = client(server, "fixer")
+        u1 = c.messages.create(model="m", max_tokens=5, system=system, messages=[{"role": "user", "content": "a"}]).usage
+        u2 = c.messages.create(model="m", max_tokens=5, system=system, messages=[{"role": "user", "content": "b"}]).usage
+        assert u1.cache_creation_input_tokens > 0 and u1.cache_read_input_tokens == 0
+        assert u2.cache_read_input_tokens == u1.cache_creation_input_tokens and u2.cache_creation_input_tokens == 0
+
+
+def test_scenario_files_reject_unknown_trigger_fields(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\nrules:\n  - trigger: {agent: fixer}\n    response: {text: hi}\n")
+    with pytest.raises(ValueError, match="agent"):
+        Scenario.load(path)
