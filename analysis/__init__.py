@@ -1,0 +1,2 @@
+"""Failure analysis without an LLM: classify failures, group them by root
+cause, and build the context a fixer needs."""
