@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import corpus, parse
+from cli import corpus, parse, runs, schedule, server
 
 app = typer.Typer(
     name="greenloop",
@@ -12,6 +12,14 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+app.command("run")(runs.run_command)
+app.command("status")(runs.status_command)
+app.command("answer")(runs.answer_command)
+app.command("rollback")(runs.rollback_command)
+app.command("abort")(runs.abort_command)
+app.command("server")(server.server_command)
+app.command("worker")(server.worker_command)
+app.add_typer(schedule.app, name="schedule")
 app.command("parse")(parse.parse_command)
 app.command("corpus")(corpus.corpus_command)
 

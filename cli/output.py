@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
 import typer
 from rich.console import Console
 
@@ -17,3 +23,22 @@ def fail(error: GreenloopError, hint: str | None = None) -> typer.Exit:
     if hint:
         err_console.print(f"  [yellow]hint:[/] {hint}")
     return typer.Exit(code=2)
+
+
+def finish(coro: Coroutine[Any, Any, int]) -> None:
+    """Run an async command and exit with its status.
+
+    Exits through ``os._exit`` after flushing: the Temporal SDK's native
+    threads can abort the interpreter at shutdown (sdk-python issue 300),
+    which must not turn a good run into a crash or lose the exit status.
+    """
+    try:
+        code = asyncio.run(coro)
+    except GreenloopError as exc:
+        err_console.print(f"[bold red]error[/] [dim]({exc.kind.value})[/]: {exc.message}")
+        code = 2
+    except KeyboardInterrupt:
+        code = 130
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

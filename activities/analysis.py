@@ -1,0 +1,71 @@
+"""Activities for the ANALYZING step: pattern analysis and context (no LLM),
+then the LLM analyzer's findings, and the suite-level ordering by root cause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.errors import typed_errors
+from activities.llm_errors import provider_errors
+from activities.testing import load_report
+from analysis.context import build_context
+from analysis.failure_analysis import analyze_report
+from analysis.patterns import classify
+from llm import prompts
+from llm.agent import run_agent
+from llm.client import make_client
+from llm.tools import Overlay
+from parsers.errors import ErrorKind, GreenloopError
+from parsers.locate import SourceIndex
+from workflows.models import AnalysisNote, AnalyzeInput, GroupNote, SuiteAnalysis, SuiteAnalysisInput
+from workspace.events import log_event
+
+
+@activity.defn
+@typed_errors
+async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
+    """Group the failures by root cause; the order to fix them in (roots first)."""
+    report = load_report(inp.run.report_path)
+    report.tests = [t for t in report.tests if t.id in set(inp.selected)]
+    analysis = analyze_report(report, Path(inp.workspace.path))
+    order: list[str] = []
+    for g in analysis.groups:
+        order.extend(t for t in g.tests if t not in order)
+    order.extend(t for t in inp.selected if t not in order)
+    groups = [GroupNote(root_test=g.root_test, tests=g.tests, reason=g.reason, kind=g.kind.value)
+              for g in analysis.groups]
+    log_event(inp.workspace.run_dir, "suite_analysis", root_cause=analysis.root_cause,
+              groups=[g.model_dump() for g in groups[:50]])
+    return SuiteAnalysis(order=order, groups=groups, root_cause=analysis.root_cause)
+
+
+@activity.defn
+@typed_errors
+@provider_errors
+async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
+    """Classify the failure, gather its context, and ask the analyzer role."""
+    root = Path(inp.workspace.path)
+    test = load_report(inp.failure_run.report_path).find(inp.test_id)
+    if test is None:
+        raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
+    c = classify(test, set(SourceIndex(root).files()))
+    context = build_context(root, test, c)
+    note = AnalysisNote(
+        kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
+        error_site=f"{c.error_site.file}:{c.error_site.line}" if c.error_site else None,
+        expected=c.expected, actual=c.actual, context_markdown=context.render(),
+    )
+    if not inp.llm.analysis_only:
+        client = make_client(inp.llm, role="analyzer", context=f"{inp.run_id}/{inp.test_id}")
+        outcome = await run_agent(
+            client, inp.llm, system=prompts.ANALYZER_SYSTEM,
+            user=prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note,
+                                       inp.attempts),
+            overlay=Overlay(root), allow_edits=False, heartbeat=activity.heartbeat,
+        )
+        note.llm_analysis, note.usage = outcome.text[:8000], outcome.usage
+    log_event(inp.workspace.run_dir, "analysis_complete", test=inp.test_id, kind=note.kind,
+              evidence=note.evidence, llm_analysis=note.llm_analysis[:2000])
+    return note

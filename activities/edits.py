@@ -1,0 +1,36 @@
+"""Activities that apply an attempt's edits (with backups) and roll them back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.errors import typed_errors
+from workflows.models import AppliedEdits, ApplyInput, RollbackInput
+from workspace.backups import BackupStore
+from workspace.events import log_event
+
+
+def _store(ws) -> BackupStore:
+    return BackupStore(Path(ws.run_dir), Path(ws.path))
+
+
+@activity.defn
+@typed_errors
+async def apply_edits(inp: ApplyInput) -> AppliedEdits:
+    """Back up and apply; a retry after a crash redoes it exactly once."""
+    store = _store(inp.workspace)
+    files = store.apply(inp.test_id, inp.attempt, inp.edit_set.edits)
+    diff = store.diff(inp.test_id, inp.attempt)
+    log_event(inp.workspace.run_dir, "fix_applied", test=inp.test_id, attempt=inp.attempt, files=files)
+    return AppliedEdits(files=files, diff=diff[-20_000:])
+
+
+@activity.defn
+@typed_errors
+async def rollback_edits(inp: RollbackInput) -> list[str]:
+    """Restore every file the attempt touched; idempotent."""
+    files = _store(inp.workspace).restore(inp.test_id, inp.attempt)
+    log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, attempt=inp.attempt, files=files)
+    return files

@@ -1,0 +1,84 @@
+"""The FIXING step: the fixer role edits an overlay of the workspace; the
+edit set comes back to the workflow, which applies it with backups.
+
+An answer with no usable edit (malformed or refused tool calls, nothing
+changed, out of turns) is a failed attempt with that reason; so is an edit
+set that deletes, skips or weakens tests (or it escalates, by policy).
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.errors import typed_errors
+from activities.llm_errors import provider_errors
+from activities.testing import load_report
+from llm import prompts
+from llm.agent import run_agent
+from llm.client import make_client
+from llm.tools import Overlay
+from parsers.errors import ErrorKind, GreenloopError
+from workflows.models import EditSet, FixInput, FixProposal
+from workspace.events import log_event
+from workspace.fake_fix import fake_fix_reasons
+
+
+def _diff(root: Path, overlay: Overlay) -> str:
+    chunks: list[str] = []
+    for e in overlay.edits():
+        before_path = root / e.path
+        before = before_path.read_text(errors="replace") if before_path.is_file() else ""
+        chunks.extend(difflib.unified_diff(
+            before.splitlines(keepends=True), (e.content or "").splitlines(keepends=True),
+            fromfile=f"a/{e.path}", tofile=f"b/{e.path}" if e.content is not None else "/dev/null"))
+    return "".join(chunks)
+
+
+@activity.defn
+@typed_errors
+@provider_errors
+async def propose_fix(inp: FixInput) -> FixProposal:
+    """Ask the fixer for an edit set for one failing test."""
+    root = Path(inp.workspace.path)
+    test = load_report(inp.failure_run.report_path).find(inp.test_id)
+    if test is None:
+        raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
+    if inp.llm.analysis_only:
+        return FixProposal(failure_reason="analysis-only run: no fix asked for", escalate=True)
+    overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
+    client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}")
+    outcome = await run_agent(
+        client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
+        user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
+                                inp.attempts),
+        overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
+    )
+    edits = overlay.edits()
+    proposal = FixProposal(usage=outcome.usage)
+    if not edits:
+        if overlay.refused:
+            proposal.failure_reason = "edits refused: " + "; ".join(overlay.refused[:5])
+        elif overlay.malformed:
+            proposal.failure_reason = "malformed tool call(s): " + "; ".join(overlay.malformed[:5])
+        elif outcome.stop == "max_turns":
+            proposal.failure_reason = f"no fix within {inp.llm.max_tool_turns} model turns"
+        else:
+            proposal.failure_reason = "the fixer proposed no edit" + (f": {outcome.text[:300]}" if outcome.text else "")
+    else:
+        changes = []
+        for e in edits:
+            p = root / e.path
+            changes.append((e.path, p.read_text(errors="replace") if p.is_file() else None, e.content))
+        fake = fake_fix_reasons(changes, test.file)
+        if fake:
+            proposal.failure_reason = "rejected as a fake fix: " + "; ".join(fake)
+            proposal.escalate = inp.llm.fake_fix_policy == "escalate"
+        else:
+            proposal.edit_set = EditSet(edits=edits, rationale=outcome.text[:4000], diff=_diff(root, overlay))
+    log_event(inp.workspace.run_dir, "fix_proposed", test=inp.test_id, attempt=inp.attempt,
+              files=[e.path for e in edits], failure=proposal.failure_reason, tool_calls=outcome.tool_calls,
+              usage=proposal.usage.model_dump())
+    return proposal

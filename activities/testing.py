@@ -1,0 +1,119 @@
+"""Activities that plan and run tests in the sandbox and parse the results.
+
+Reports and per-test statuses are written to the run directory; only ids,
+counts and paths travel back. Activities heartbeat while tests run, so a
+lost worker is noticed and the run retried elsewhere, and a cancelled
+activity kills its sandboxed process tree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.errors import typed_errors
+from parsers.errors import ErrorKind, GreenloopError
+from parsers.models import Status, TestReport
+from runner.execute import run_tests
+from runner.plan import TestPlan, plan_tests as make_plan
+from runner.select import single_test_command
+from workflows.models import (
+    PlanInput,
+    SingleInput,
+    SingleRun,
+    SuiteInput,
+    SuiteRun,
+    TestPlanRef,
+    Workspace,
+)
+from workspace.events import log_event
+
+def _heartbeat(message: str) -> None:
+    activity.heartbeat(message)
+
+
+def _out_dir(ws: Workspace, label: str) -> Path:
+    n = 1
+    base = Path(ws.run_dir) / "runs"
+    while (base / f"{label}-{n}").exists():
+        n += 1  # a retried activity keeps the earlier attempt's artifacts
+    return base / f"{label}-{n}"
+
+
+def _plan(ref: TestPlanRef) -> TestPlan:
+    return TestPlan(**ref.model_dump())
+
+
+def load_report(path: str) -> TestReport:
+    return TestReport.model_validate_json(Path(path).read_text())
+
+
+def load_statuses(path: str) -> dict[str, Status]:
+    return {k: Status(v) for k, v in json.loads(Path(path).read_text()).items()}
+
+
+@activity.defn
+@typed_errors
+async def plan_tests(inp: PlanInput) -> TestPlanRef:
+    """Language, framework, build and test commands for the workspace."""
+    r = inp.request
+    plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
+                     test_command=r.test_command, build_command=r.build_command)
+    log_event(inp.workspace.run_dir, "plan", **plan.model_dump())
+    return TestPlanRef(**plan.model_dump())
+
+
+@activity.defn
+@typed_errors
+async def run_suite(inp: SuiteInput) -> SuiteRun:
+    """Run the whole suite; compare with ``compare_to`` when given."""
+    ws = inp.workspace
+    out = _out_dir(ws, inp.label)
+    run = await run_tests(_plan(inp.plan), Path(ws.path), out, inp.sandbox, _heartbeat)
+    report = run.report
+    statuses = {t.id: t.status.value for t in report.tests}
+    (out / "statuses.json").write_text(json.dumps(statuses))
+    result = SuiteRun(
+        label=inp.label, report_path=str(out / "report.json"), statuses_path=str(out / "statuses.json"),
+        totals=report.totals, failing_ids=[t.id for t in report.failing], build_error=report.build_error,
+        timed_out=report.timed_out, exit_code=report.exit_code, per_test=report.per_test,
+        warnings=report.warnings[:20], duration_s=run.test.duration_s if run.test else 0.0,
+    )
+    if inp.compare_to is not None:
+        before = load_statuses(inp.compare_to.statuses_path)
+        now = {k: Status(v) for k, v in statuses.items()}
+        result.regressions = [t for t, s in before.items() if s == Status.PASSED and now.get(t) != Status.PASSED]
+        result.newly_passing = [t for t, s in now.items() if s == Status.PASSED and before.get(t) != Status.PASSED]
+        result.passed_before = sum(1 for s in before.values() if s == Status.PASSED)
+        result.passed_now = sum(1 for s in now.values() if s == Status.PASSED)
+    log_event(ws.run_dir, "suite_run", label=inp.label, totals=report.totals.model_dump(),
+              regressions=result.regressions[:50], artifacts=str(out))
+    return result
+
+
+@activity.defn
+@typed_errors
+async def run_single_test(inp: SingleInput) -> SingleRun:
+    """Run one test alone, in its framework's selector syntax."""
+    ws = inp.workspace
+    failure = load_report(inp.failure_run.report_path).find(inp.test_id)
+    if failure is None:
+        raise GreenloopError(f"test {inp.test_id} is not in {inp.failure_run.report_path}",
+                             kind=ErrorKind.VALIDATION_ERROR)
+    out = _out_dir(ws, inp.label)
+    plan = _plan(inp.plan)
+    try:
+        command = single_test_command(plan, failure)
+    except GreenloopError:
+        command = plan.test_command  # no precise selector: the whole suite decides
+    run = await run_tests(plan, Path(ws.path), out, inp.sandbox, _heartbeat, command=command)
+    found = run.report.find(inp.test_id)
+    status = found.status if found else None
+    passed = status in (Status.PASSED, Status.XPASSED) if found else False
+    log_event(ws.run_dir, "single_run", test=inp.test_id, command=command,
+              status=status.value if status else None, artifacts=str(out))
+    return SingleRun(test_id=inp.test_id, status=status, passed=passed,
+                     message=(found.message if found else None), output_path=str(out),
+                     duration_s=run.test.duration_s if run.test else 0.0)

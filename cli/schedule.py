@@ -1,0 +1,148 @@
+"""``greenloop schedule``: nightly and recurring runs, backed by Temporal
+Schedules (cron or interval; a run still going when the next is due is
+skipped, never stacked). A worker must be running (``greenloop worker``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from temporalio.client import (
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+)
+from temporalio.service import RPCError
+
+from cli.output import console, fail, finish
+from cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
+from parsers.errors import ErrorKind, GreenloopError
+from server.client import TASK_QUEUE
+from workflows.models import LLMSettings
+
+app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
+DURATION = re.compile(r"^(\d+)([smhd])$")
+
+
+def parse_every(text: str) -> timedelta:
+    """'30m', '6h', '1d' -> timedelta."""
+    m = DURATION.match(text.strip())
+    if not m:
+        raise GreenloopError(f"--every takes a number and s/m/h/d, e.g. 24h (got {text!r})",
+                             kind=ErrorKind.VALIDATION_ERROR)
+    n, unit = int(m.group(1)), m.group(2)
+    return timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[unit]: n})
+
+
+@app.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="Schedule id.")],
+    repo: Annotated[str, typer.Argument(help="Local path (on the worker) or git URL.")],
+    cron: Annotated[str | None, typer.Option(help="Cron expression, e.g. '0 2 * * *'.")] = None,
+    every: Annotated[str | None, typer.Option(help="Interval, e.g. 24h.")] = None,
+    test_command: Annotated[str | None, typer.Option()] = None,
+    framework: Annotated[str | None, typer.Option()] = None,
+    max_attempts: Annotated[int, typer.Option()] = 3,
+    model: Annotated[str, typer.Option()] = LLMSettings().model,
+    budget_usd: Annotated[float | None, typer.Option("--budget-usd")] = None,
+    escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits.")] = 8 * 3600,
+    address: AddressOpt = None, namespace: NamespaceOpt = None,
+) -> None:
+    """Create a recurring run (exactly one of --cron or --every)."""
+    try:
+        if (cron is None) == (every is None):
+            raise GreenloopError("give exactly one of --cron or --every", kind=ErrorKind.VALIDATION_ERROR)
+        spec = ScheduleSpec(cron_expressions=[cron]) if cron else ScheduleSpec(
+            intervals=[ScheduleIntervalSpec(every=parse_every(every or ""))])
+        request = build_request(
+            repo, test_command=test_command, framework=framework, max_attempts=max_attempts, model=model,
+            budget_usd=budget_usd, tests_only=False, analysis_only=False, sandbox="auto", network=False,
+            timeout=600, escalation_deadline_s=escalation_deadline,
+        )
+    except GreenloopError as exc:
+        raise fail(exc) from None
+
+    async def go() -> int:
+        client, _ = await _client(address, namespace)
+        try:
+            await client.create_schedule(name, Schedule(
+                action=ScheduleActionStartWorkflow("FixSuiteWorkflow", request, id=f"{name}-run",
+                                                   task_queue=TASK_QUEUE),
+                spec=spec, policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
+            ))
+        except RPCError as exc:
+            raise GreenloopError(f"cannot create schedule {name}: {exc.message}",
+                                 kind=ErrorKind.VALIDATION_ERROR) from None
+        console.print(f"schedule {name} created")
+        return 0
+
+    finish(go())
+
+
+@app.command("list")
+def list_(address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
+    """List schedules."""
+
+    async def go() -> int:
+        client, _ = await _client(address, namespace)
+        rows = []
+        async for s in await client.list_schedules():
+            info = s.info
+            spec = s.schedule.spec if s.schedule else None
+            when = ", ".join((spec.cron_expressions if spec else []) or
+                             [str(i.every) for i in (spec.intervals if spec else [])])
+            nxt = info.next_action_times[0].isoformat() if info and info.next_action_times else ""
+            rows.append({"id": s.id, "paused": bool(s.schedule and s.schedule.state.paused), "spec": when,
+                         "next": nxt, "recent": len(info.recent_actions) if info else 0})
+        if as_json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        table = Table(title="schedules")
+        for col in ("id", "paused", "spec", "next run", "recent runs"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r["id"], str(r["paused"]), r["spec"], r["next"], str(r["recent"]))
+        console.print(table)
+        return 0
+
+    finish(go())
+
+
+def _simple(action: str, help_text: str):
+    def command(name: Annotated[str, typer.Argument(help="Schedule id.")],
+                address: AddressOpt = None, namespace: NamespaceOpt = None) -> None:
+        async def go() -> int:
+            client, _ = await _client(address, namespace)
+            handle = client.get_schedule_handle(name)
+            try:
+                if action == "pause":
+                    await handle.pause(note="paused from the greenloop CLI")
+                elif action == "unpause":
+                    await handle.unpause(note="unpaused from the greenloop CLI")
+                elif action == "trigger":
+                    await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)
+                else:
+                    await handle.delete()
+            except RPCError as exc:
+                raise GreenloopError(f"schedule {name}: {exc.message}", kind=ErrorKind.VALIDATION_ERROR) from None
+            done = {"pause": "paused", "unpause": "unpaused", "trigger": "triggered", "delete": "deleted"}[action]
+            console.print(f"schedule {name}: {done}")
+            return 0
+
+        finish(go())
+
+    command.__doc__ = help_text
+    return command
+
+
+app.command("pause")(_simple("pause", "Pause a schedule."))
+app.command("unpause")(_simple("unpause", "Resume a paused schedule."))
+app.command("trigger")(_simple("trigger", "Start a run now."))
+app.command("delete")(_simple("delete", "Delete a schedule."))

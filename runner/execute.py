@@ -1,0 +1,112 @@
+"""Run a project's build and tests in the sandbox and parse the result.
+
+Outputs are streamed by the sandbox to files in an artifact folder; the
+parsed ``TestReport`` is written beside them. Seed 004's fallbacks apply: a
+default command that is not found (exit 127, "No module named pytest") is
+replaced by the next fallback.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from parsers import RunOutput, parse
+from parsers.errors import ErrorKind, GreenloopError
+from parsers.models import TestReport
+from runner.plan import REPORT_DIR, TestPlan
+
+NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
+                       r"could not determine executable to run")
+
+
+class Execution(BaseModel):
+    """What one command did, as the runner needs it."""
+
+    command: str
+    exit_code: int | None
+    stdout_path: str
+    stderr_path: str
+    duration_s: float
+    timed_out: bool = False
+    out_of_memory: bool = False
+    backend: str = ""
+    warnings: list[str] = []
+
+
+class TestRun(BaseModel):
+    """A finished test run: the report and where its artifacts are."""
+
+    __test__ = False
+
+    report: TestReport
+    build: Execution | None = None
+    test: Execution | None = None
+    artifacts: str
+
+
+def _exec(command: str, workspace: Path, out_dir: Path, settings, heartbeat: Callable[[str], None]) -> Execution:
+    from sandbox import run_command  # the sandbox owns isolation and limits
+
+    return run_command(command, workspace, out_dir, settings, heartbeat)
+
+
+def _not_found(ex: Execution) -> bool:
+    if ex.exit_code == 127:
+        return True
+    tail = Path(ex.stderr_path).read_text(errors="replace")[-4000:] if Path(ex.stderr_path).exists() else ""
+    return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
+
+
+def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
+              heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> TestRun:
+    """Build (when the plan has a build step), test, parse; typed errors for
+    what no retry can fix (build failure, command not found)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    reports = workspace / REPORT_DIR
+    build = None
+    if plan.build_command and command is None:
+        build = _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat)
+        if build.exit_code != 0:
+            kind = ErrorKind.COMMAND_NOT_FOUND if _not_found(build) else ErrorKind.BUILD_FAILURE
+            if build.timed_out:
+                kind = ErrorKind.TIMEOUT
+            raise GreenloopError(
+                f"build failed: {plan.build_command} exited {build.exit_code}", kind=kind,
+                exit_code=build.exit_code, stderr=Path(build.stderr_path).read_text(errors="replace")[-2000:],
+            )
+    candidates = [command] if command else [plan.test_command, *plan.fallback_commands]
+    test = None
+    for i, cmd in enumerate(candidates):
+        shutil.rmtree(reports, ignore_errors=True)
+        reports.mkdir(parents=True, exist_ok=True)
+        test = _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat)
+        if not _not_found(test):
+            break
+    assert test is not None
+    if _not_found(test):
+        raise GreenloopError(
+            f"Test command not found: {test.command}", kind=ErrorKind.COMMAND_NOT_FOUND,
+            command=test.command, exit_code=test.exit_code,
+            stderr=Path(test.stderr_path).read_text(errors="replace")[-2000:],
+            suggestion="install the project's dependencies, or give --test-command",
+        )
+    if test.out_of_memory:
+        raise GreenloopError(f"{test.command} ran out of memory", kind=ErrorKind.OUT_OF_MEMORY,
+                             command=test.command)
+    # Keep the reports the command wrote beside its output.
+    if reports.is_dir():
+        shutil.copytree(reports, out_dir / "reports", dirs_exist_ok=True)
+    run = RunOutput(command=test.command, exit_code=test.exit_code, stdout_path=Path(test.stdout_path),
+                    stderr_path=Path(test.stderr_path), cwd=workspace, project_root=workspace)
+    report = parse(run, plan.framework)
+    if test.timed_out:
+        report.timed_out = True
+        report.warnings.append(f"the run was killed after its time limit ({test.command})")
+    report.warnings.extend(test.warnings)
+    (out_dir / "report.json").write_text(report.model_dump_json(indent=1))
+    return TestRun(report=report, build=build, test=test, artifacts=str(out_dir))

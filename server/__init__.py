@@ -1,0 +1,1 @@
+"""Temporal plumbing: the client connection and the embedded dev server."""

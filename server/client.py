@@ -1,0 +1,61 @@
+"""Connect to Temporal the same way everywhere (CLI, worker, tests): the
+pydantic data converter, the OpenTelemetry tracing interceptor, and
+Temporal's own environment configuration (TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS settings, config profiles)."""
+
+from __future__ import annotations
+
+import os
+
+from temporalio.client import Client
+from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.envconfig import ClientConfig
+
+from parsers.errors import ErrorKind, GreenloopError
+
+TASK_QUEUE = os.environ.get("GREENLOOP_TASK_QUEUE", "greenloop")
+
+
+def configured_address() -> str | None:
+    """The cluster address from Temporal's env config or profile, if any is configured."""
+    try:
+        return ClientConfig.load_client_connect_config().get("target_host")
+    except Exception:  # a broken profile file: treated as not configured, connect() reports it
+        return None
+
+
+async def connect(address: str | None = None, namespace: str | None = None) -> Client:
+    """A client for ``address`` (or the configured cluster), typed errors when unreachable."""
+    config = dict(ClientConfig.load_client_connect_config())
+    if address:
+        config["target_host"] = address
+    if namespace:
+        config["namespace"] = namespace
+    config.setdefault("target_host", "localhost:7233")
+    try:
+        return await Client.connect(
+            **config, data_converter=pydantic_data_converter, interceptors=[TracingInterceptor()],
+        )
+    except RuntimeError as exc:
+        raise GreenloopError(
+            f"no Temporal server reachable at {config['target_host']}: {exc}",
+            kind=ErrorKind.VALIDATION_ERROR, address=config["target_host"],
+        ) from None
+
+
+async def ensure_search_attributes(client: Client) -> None:
+    """Register Greenloop's search attributes (dev servers; a cluster's admin
+    does it once, see deploy/README.md). Already-registered ones are fine."""
+    from temporalio.api.enums.v1 import IndexedValueType
+    from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
+
+    from server.dev import SEARCH_ATTRIBUTES
+
+    kinds = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}
+    existing = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=client.namespace))
+    missing = {k: kinds[v] for k, v in SEARCH_ATTRIBUTES.items() if k not in existing.custom_attributes}
+    if missing:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))

@@ -1,0 +1,56 @@
+"""The Greenloop worker: registers every workflow and activity on the task
+queue, with the pydantic data converter and OpenTelemetry tracing (through
+``server.client.connect``), and shuts down gracefully on SIGINT/SIGTERM,
+letting running activities finish within the grace period."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities import analysis, edits, fixing, testing, workspace
+from server.client import TASK_QUEUE, connect
+from workflows.fix_suite import FixSuiteWorkflow
+from workflows.test_fix import TestFixWorkflow
+
+WORKFLOWS = [FixSuiteWorkflow, TestFixWorkflow]
+ACTIVITIES = [
+    workspace.prepare_workspace, workspace.finalize_run,
+    testing.plan_tests, testing.run_suite, testing.run_single_test,
+    analysis.analyze_suite, analysis.analyze_failure,
+    fixing.propose_fix,
+    edits.apply_edits, edits.rollback_edits,
+]
+
+
+def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: int | None = None) -> Worker:
+    """A worker for every Greenloop workflow and activity."""
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=WORKFLOWS,
+        activities=ACTIVITIES,
+        max_concurrent_activities=max_activities or int(os.environ.get("GREENLOOP_MAX_ACTIVITIES", "4")),
+        graceful_shutdown_timeout=timedelta(seconds=30),
+    )
+
+
+async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE) -> None:
+    """Run a worker until SIGINT/SIGTERM."""
+    client = await connect(address, namespace)
+    worker = build_worker(client, task_queue)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with worker:
+        await stop.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve())

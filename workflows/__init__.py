@@ -1,0 +1,1 @@
+"""Temporal workflows: deterministic orchestration only, all I/O in activities."""

@@ -1,0 +1,368 @@
+"""Everything that crosses a workflow or activity boundary.
+
+Payloads stay small: raw outputs and reports live in the run directory
+(the artifact store) and travel as references plus bounded summaries.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from parsers.models import Status, Totals
+
+
+class TestState(StrEnum):
+    """The per-test state machine (seed 003), plus a person's last word."""
+
+    __test__ = False
+
+    PENDING = "PENDING"
+    ANALYZING = "ANALYZING"
+    FIXING = "FIXING"
+    VALIDATING = "VALIDATING"
+    FIXED = "FIXED"
+    SKIPPED = "SKIPPED"
+    ESCALATED = "ESCALATED"
+    ABORTED = "ABORTED"
+
+
+TERMINAL_STATES = {TestState.FIXED, TestState.SKIPPED, TestState.ABORTED}
+
+
+class Verdict(StrEnum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REGRESSION = "REGRESSION"
+
+
+class AnswerChoice(StrEnum):
+    RETRY = "retry"
+    SKIP = "skip"
+    ABORT = "abort"
+
+
+class Answer(BaseModel):
+    """A person's answer to an escalation (seed 004: retry / skip / abort)."""
+
+    choice: AnswerChoice
+    attempts: int = Field(default=3, ge=1, le=10)  # for retry: how many more attempts
+    by: str = "unknown"
+    note: str = ""
+
+
+class SandboxSettings(BaseModel):
+    backend: Literal["auto", "docker", "bwrap", "local"] = "auto"
+    timeout_s: int = Field(default=600, ge=1)
+    memory_mb: int = Field(default=4096, ge=64)
+    cpus: float = Field(default=2.0, gt=0)
+    pids: int = Field(default=512, ge=16)
+    network: bool = False
+
+
+class LLMSettings(BaseModel):
+    model: str = "claude-sonnet-4-5"
+    max_tokens: int = 8_192
+    max_tool_turns: int = 24
+    # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
+    base_url: str | None = None
+    # Cost ceiling for the whole run in US dollars; None means unlimited.
+    budget_usd: float | None = None
+    allow_production_edits: bool = True
+    # What to do with an edit set that deletes, skips or weakens tests.
+    fake_fix_policy: Literal["reject", "escalate"] = "reject"
+    analysis_only: bool = False
+
+
+class FixRequest(BaseModel):
+    """What ``greenloop run`` asks for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str  # a local path or a git URL
+    ref: str | None = None
+    test_command: str | None = None
+    build_command: str | None = None
+    framework: str | None = None
+    language: str | None = None
+    select: list[str] = Field(default_factory=list)   # glob patterns over test ids
+    exclude: list[str] = Field(default_factory=list)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    per_test_budget_s: int = Field(default=3600, ge=60)
+    run_budget_s: int = Field(default=3600, ge=60)
+    concurrency: int = Field(default=1, ge=1, le=16)
+    escalation_deadline_s: int = Field(default=24 * 3600, ge=1)
+    escalation_default: AnswerChoice = AnswerChoice.SKIP
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
+
+
+class Workspace(BaseModel):
+    """A worker-local copy of the repository that the run edits."""
+
+    path: str
+    run_dir: str
+    repo: str
+    branch: str | None = None
+    base_commit: str | None = None
+    is_git: bool = False
+
+
+class TestPlanRef(BaseModel):
+    """The runner's plan, as it travels through the workflow."""
+
+    language: str
+    framework: str
+    test_command: str
+    build_command: str | None = None
+    fallback_commands: list[str] = Field(default_factory=list)
+    default_command: bool = True
+    reason: str = ""
+
+
+class SuiteRun(BaseModel):
+    """One run of the whole suite. The report and the per-test statuses stay
+    on disk (they grow with the suite); ids and counts travel."""
+
+    label: str
+    report_path: str
+    statuses_path: str
+    totals: Totals
+    failing_ids: list[str]
+    build_error: bool
+    timed_out: bool
+    exit_code: int | None
+    per_test: bool
+    warnings: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+    # Against the run it was compared with (``compare_to``), when one was given:
+    regressions: list[str] = Field(default_factory=list)  # passed before, not now (or gone)
+    newly_passing: list[str] = Field(default_factory=list)
+    passed_before: int = 0
+    passed_now: int = 0
+
+
+class SingleRun(BaseModel):
+    test_id: str
+    status: Status | None  # None: the test was not found in the output
+    passed: bool
+    message: str | None = None
+    output_path: str
+    duration_s: float = 0.0
+
+
+class Edit(BaseModel):
+    """One file change of an edit set; ``content`` None deletes the file."""
+
+    path: str
+    content: str | None
+
+
+class EditSet(BaseModel):
+    edits: list[Edit]
+    rationale: str = ""
+    diff: str = ""
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+
+class FixProposal(BaseModel):
+    """What the fixer activity returns: edits, or why there are none."""
+
+    edit_set: EditSet | None = None
+    failure_reason: str | None = None  # malformed answer, rejected edit, no edit...
+    escalate: bool = False  # the policy says a person must look (fake-fix policy "escalate")
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AnalysisNote(BaseModel):
+    kind: str
+    evidence: str
+    suggestion: str
+    error_site: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+    context_markdown: str = ""
+    llm_analysis: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AttemptRecord(BaseModel):
+    number: int
+    analysis: str = ""
+    rationale: str = ""
+    diff: str = ""
+    verdict: Verdict | None = None
+    reason: str = ""
+    files: list[str] = Field(default_factory=list)
+
+
+class TestFixInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    plan: TestPlanRef
+    test_id: str
+    # The suite run the failure comes from (details are read from its report)
+    # and the statuses every validation is compared with.
+    failure_run: SuiteRun
+    baseline: SuiteRun
+    request: FixRequest
+    deadline_unix: float | None = None
+
+
+class TestFixResult(BaseModel):
+    test_id: str
+    state: TestState
+    attempts: list[AttemptRecord]
+    usage: Usage = Field(default_factory=Usage)
+    regressions_prevented: int = 0
+    answer: Answer | None = None
+    applied_attempt: int | None = None  # the attempt whose edits stay in the workspace
+    suite_after: SuiteRun | None = None  # the full suite after the accepted fix
+
+
+class TestStatusView(BaseModel):
+    """What the ``status`` query shows for one test."""
+
+    test_id: str
+    state: TestState
+    attempt: int = 0
+    last_verdict: Verdict | None = None
+    history: list[str] = Field(default_factory=list)
+    workflow_id: str | None = None
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    repo: str
+    state: Literal["running", "completed", "aborted", "failed"] = "running"
+    framework: str | None = None
+    fixed: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    escalated: list[str] = Field(default_factory=list)
+    aborted: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    still_failing: list[str] = Field(default_factory=list)
+    regressions_prevented: int = 0
+    attempts: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    initial: Totals | None = None
+    final: Totals | None = None
+    report_markdown: str | None = None
+    report_json: str | None = None
+    patch: str | None = None
+    branch: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+def seconds(s: float) -> timedelta:
+    return timedelta(seconds=s)
+
+
+# --- Activity inputs and outputs -------------------------------------------------
+
+
+class PrepareInput(BaseModel):
+    run_id: str
+    request: FixRequest
+
+
+class PlanInput(BaseModel):
+    workspace: Workspace
+    request: FixRequest
+
+
+class SuiteInput(BaseModel):
+    workspace: Workspace
+    plan: TestPlanRef
+    label: str  # names the artifacts: "initial", "flaky-check", "validate-<test>-<n>", "final"
+    sandbox: SandboxSettings
+    compare_to: SuiteRun | None = None
+
+
+class SingleInput(BaseModel):
+    workspace: Workspace
+    plan: TestPlanRef
+    test_id: str
+    failure_run: SuiteRun
+    sandbox: SandboxSettings
+    label: str
+
+
+class SuiteAnalysisInput(BaseModel):
+    workspace: Workspace
+    run: SuiteRun
+    selected: list[str]
+
+
+class GroupNote(BaseModel):
+    root_test: str
+    tests: list[str]
+    reason: str
+    kind: str
+
+
+class SuiteAnalysis(BaseModel):
+    order: list[str]  # the order to fix tests in: group roots first
+    groups: list[GroupNote]
+    root_cause: str
+
+
+class AnalyzeInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    test_id: str
+    failure_run: SuiteRun
+    attempts: list[AttemptRecord]
+    llm: LLMSettings
+
+
+class FixInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    plan: TestPlanRef
+    test_id: str
+    attempt: int
+    failure_run: SuiteRun
+    analysis: AnalysisNote
+    attempts: list[AttemptRecord]
+    llm: LLMSettings
+
+
+class ApplyInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    attempt: int
+    edit_set: EditSet
+
+
+class AppliedEdits(BaseModel):
+    files: list[str]
+    diff: str
+
+
+class RollbackInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    attempt: int
+
+
+class FinalizeInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    summary: RunSummary
+    results: list[TestFixResult]

@@ -1,0 +1,51 @@
+"""Activity options: timeouts, heartbeats and retry policies in one place.
+
+Bad input (a missing path, an unknown framework, an invalid config) is
+non-retryable: activities raise ``ApplicationError`` typed with the seed 004
+error kind, and these kinds are never retried.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio.common import RetryPolicy
+
+NON_RETRYABLE_KINDS = [
+    "validation_error", "language_detection_failed", "command_not_found", "permission_error",
+    "user_abort", "edit_rejected", "authentication_error", "invalid_request_error",
+]
+
+QUICK_OPTIONS: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(minutes=2),
+    "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE_KINDS),
+}
+
+# Provider faults (429/529, 5xx, timeouts) are retried with backoff here, not
+# inside the client, so every retry is visible in the history.
+LLM_OPTIONS: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(minutes=15),
+    "heartbeat_timeout": timedelta(minutes=3),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+        maximum_interval=timedelta(minutes=1), maximum_attempts=6,
+        non_retryable_error_types=NON_RETRYABLE_KINDS,
+    ),
+}
+
+SETUP_OPTIONS: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(minutes=20),
+    "heartbeat_timeout": timedelta(minutes=2),
+    "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
+}
+
+
+def test_run_options(timeout_s: int) -> dict[str, Any]:
+    """Options for an activity that runs tests: long, heartbeating, so a lost
+    worker is noticed within the heartbeat timeout and the run retried elsewhere."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=timeout_s + 300),
+        "heartbeat_timeout": timedelta(seconds=30),
+        "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
+    }

@@ -1,0 +1,260 @@
+"""``TestFixWorkflow``: one failing test through the state machine
+
+    PENDING → ANALYZING → FIXING → VALIDATING → FIXED | SKIPPED | ESCALATED → (answer) | ABORTED
+
+Each attempt analyses the failure (with what earlier attempts tried and why
+they failed), asks the fixer for an edit set, applies it with backups and
+validates it: the test alone first, then the whole suite against the
+baseline. FAIL and REGRESSION roll the attempt's edits back exactly before
+the next attempt. When attempts run out the test is ESCALATED and waits for
+a person's ``answer`` (retry N more / skip / abort), or for the deadline's
+default answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities import analysis as analysis_acts
+    from activities import edits as edit_acts
+    from activities import fixing as fixing_acts
+    from activities import testing as testing_acts
+    from workflows.models import (
+        AnalysisNote,
+        AnalyzeInput,
+        Answer,
+        AnswerChoice,
+        ApplyInput,
+        AttemptRecord,
+        FixInput,
+        RollbackInput,
+        SingleInput,
+        SuiteInput,
+        SuiteRun,
+        TestFixInput,
+        TestFixResult,
+        TestState,
+        TestStatusView,
+        Usage,
+        Verdict,
+    )
+    from workflows.options import LLM_OPTIONS, QUICK_OPTIONS, test_run_options
+    from workflows.search import upsert_state
+
+
+@workflow.defn
+class TestFixWorkflow:
+    def __init__(self) -> None:
+        self._state = TestState.PENDING
+        self._test_id = ""
+        self._attempts: list[AttemptRecord] = []
+        self._history: list[str] = []
+        self._answer: Answer | None = None
+        self._usage = Usage()
+        self._regressions_prevented = 0
+        self._applied_attempt: int | None = None
+        self._suite_after: SuiteRun | None = None
+
+    # --- what people see ---------------------------------------------------------
+
+    @workflow.query
+    def status(self) -> TestStatusView:
+        """State, attempt, last verdict and history of this test."""
+        last = self._attempts[-1].verdict if self._attempts else None
+        return TestStatusView(
+            test_id=self._test_id, state=self._state, attempt=len(self._attempts),
+            last_verdict=last, history=list(self._history), workflow_id=workflow.info().workflow_id,
+        )
+
+    def _set(self, state: TestState, note: str = "") -> None:
+        self._state = state
+        line = f"{state.value}" + (f": {note}" if note else "")
+        self._history.append(line)
+        upsert_state(state.value)
+        attempt = len(self._attempts)
+        verdicts = ", ".join(f"#{a.number} {a.verdict.value if a.verdict else '?'}" for a in self._attempts)
+        workflow.set_current_details(
+            f"**{self._test_id}**\n\nstate: **{state.value}**"
+            + (f" (attempt {attempt})" if attempt else "")
+            + (f"\n\nattempts: {verdicts}" if verdicts else "")
+            + (f"\n\n{note}" if note else "")
+        )
+
+    # --- what people answer ------------------------------------------------------
+
+    @workflow.update
+    async def answer(self, answer: Answer) -> str:
+        """A person's answer to the escalation: retry N more attempts, skip or abort."""
+        self._answer = answer
+        # Done once the run loop has consumed this answer (it moves on, or resets
+        # the answer for a new escalation).
+        await workflow.wait_condition(lambda: self._state != TestState.ESCALATED or self._answer is not answer)
+        return self._state.value
+
+    @answer.validator
+    def _validate_answer(self, answer: Answer) -> None:
+        if self._state != TestState.ESCALATED:
+            raise ValueError(
+                f"test {self._test_id} is {self._state.value}, not waiting for an answer "
+                "(only an ESCALATED test takes retry/skip/abort)"
+            )
+        if self._answer is not None:
+            raise ValueError("this escalation already has an answer")
+
+    # --- the state machine -------------------------------------------------------
+
+    @workflow.run
+    async def run(self, inp: TestFixInput) -> TestFixResult:
+        self._inp = inp
+        self._test_id = inp.test_id
+        self._set(TestState.PENDING)
+        budget = inp.request.max_attempts
+        try:
+            while True:
+                escalate_now = False
+                while len(self._attempts) < budget and not escalate_now:
+                    if self._out_of_time():
+                        self._history.append("time budget used up")
+                        break
+                    verdict, escalate_now = await self._attempt(len(self._attempts) + 1)
+                    if verdict is Verdict.PASS:
+                        self._set(TestState.FIXED, f"fixed on attempt {len(self._attempts)}")
+                        return self._result()
+                answer = await self._escalate()
+                if answer.choice is AnswerChoice.RETRY:
+                    budget = len(self._attempts) + answer.attempts
+                    self._history.append(f"retry {answer.attempts} more, answered by {answer.by}")
+                    continue
+                if answer.choice is AnswerChoice.SKIP:
+                    self._set(TestState.SKIPPED, f"skipped by {answer.by}")
+                else:
+                    self._set(TestState.ABORTED, f"aborted by {answer.by}")
+                return self._result()
+        except asyncio.CancelledError:
+            # Cancellation (abort of the run): undo this test's unvalidated edits, then stop.
+            if self._applied_attempt is not None and self._state != TestState.FIXED:
+                await self._rollback(self._applied_attempt)
+            self._set(TestState.ABORTED, "run aborted")
+            return self._result()
+
+    def _out_of_time(self) -> bool:
+        deadline = self._inp.deadline_unix
+        return deadline is not None and workflow.now().timestamp() >= deadline
+
+    async def _attempt(self, number: int) -> tuple[Verdict, bool]:
+        """One analyse → fix → validate cycle. Returns the verdict and whether
+        to escalate at once (the fake-fix policy says a person must look)."""
+        inp = self._inp
+        record = AttemptRecord(number=number)
+        self._attempts.append(record)
+
+        self._set(TestState.ANALYZING)
+        note: AnalysisNote = await workflow.execute_activity(
+            analysis_acts.analyze_failure,
+            AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
+                         failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=inp.request.llm),
+            **LLM_OPTIONS,
+        )
+        self._usage = self._usage + note.usage
+        record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
+
+        self._set(TestState.FIXING)
+        proposal = await workflow.execute_activity(
+            fixing_acts.propose_fix,
+            FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
+                     attempt=number, failure_run=inp.failure_run, analysis=note,
+                     attempts=self._attempts[:-1], llm=inp.request.llm),
+            **LLM_OPTIONS,
+        )
+        self._usage = self._usage + proposal.usage
+        if proposal.edit_set is None:
+            record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
+            self._history.append(f"attempt {number}: {record.reason}")
+            return Verdict.FAIL, proposal.escalate
+        record.rationale = proposal.edit_set.rationale
+
+        applied = await workflow.execute_activity(
+            edit_acts.apply_edits,
+            ApplyInput(workspace=inp.workspace, test_id=inp.test_id, attempt=number, edit_set=proposal.edit_set),
+            **QUICK_OPTIONS,
+        )
+        self._applied_attempt = number
+        record.diff, record.files = applied.diff, applied.files
+
+        self._set(TestState.VALIDATING)
+        verdict, reason = await self._validate(number)
+        record.verdict, record.reason = verdict, reason
+        self._history.append(f"attempt {number}: {verdict.value}" + (f" ({reason})" if reason else ""))
+        if verdict is not Verdict.PASS:
+            if verdict is Verdict.REGRESSION:
+                self._regressions_prevented += 1
+            await self._rollback(number)
+        return verdict, False
+
+    async def _validate(self, number: int) -> tuple[Verdict, str]:
+        """The test alone first; the whole suite only when it passes (seed 003)."""
+        inp = self._inp
+        single = await workflow.execute_activity(
+            testing_acts.run_single_test,
+            SingleInput(workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id, failure_run=inp.failure_run,
+                        sandbox=inp.request.sandbox, label=f"validate-{number}-single"),
+            **test_run_options(inp.request.sandbox.timeout_s),
+        )
+        if not single.passed:
+            status = single.status.value if single.status else "not found in the output"
+            return Verdict.FAIL, f"the test is still {status}: {single.message or ''}".strip().rstrip(":")
+        suite = await workflow.execute_activity(
+            testing_acts.run_suite,
+            SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
+                       sandbox=inp.request.sandbox, compare_to=inp.baseline),
+            **test_run_options(inp.request.sandbox.timeout_s),
+        )
+        self._suite_after = suite
+        if suite.build_error and not inp.baseline.build_error:
+            return Verdict.REGRESSION, "the fix breaks the build"
+        if suite.regressions:
+            shown = ", ".join(suite.regressions[:5])
+            more = f" and {len(suite.regressions) - 5} more" if len(suite.regressions) > 5 else ""
+            return Verdict.REGRESSION, f"{len(suite.regressions)} test(s) that passed now fail: {shown}{more}"
+        if suite.passed_now < suite.passed_before:
+            return Verdict.REGRESSION, f"fewer tests pass ({suite.passed_now} < {suite.passed_before})"
+        if inp.test_id in suite.failing_ids:
+            return Verdict.FAIL, "the test passes alone but fails in the full suite"
+        return Verdict.PASS, ""
+
+    async def _rollback(self, number: int) -> None:
+        await workflow.execute_activity(
+            edit_acts.rollback_edits,
+            RollbackInput(workspace=self._inp.workspace, test_id=self._inp.test_id, attempt=number),
+            **QUICK_OPTIONS,
+        )
+        self._applied_attempt = None
+
+    async def _escalate(self) -> Answer:
+        """Wait for a person's answer, or the deadline's default answer."""
+        self._answer = None
+        inp = self._inp
+        self._set(TestState.ESCALATED, f"{len(self._attempts)} attempt(s) failed; waiting for retry/skip/abort")
+        try:
+            await workflow.wait_condition(
+                lambda: self._answer is not None,
+                timeout=timedelta(seconds=inp.request.escalation_deadline_s),
+                timeout_summary="escalation deadline",
+            )
+        except asyncio.TimeoutError:
+            self._answer = Answer(choice=inp.request.escalation_default, by="deadline")
+        assert self._answer is not None
+        return self._answer
+
+    def _result(self) -> TestFixResult:
+        return TestFixResult(
+            test_id=self._test_id, state=self._state, attempts=self._attempts, usage=self._usage,
+            regressions_prevented=self._regressions_prevented, answer=self._answer,
+            applied_attempt=self._applied_attempt if self._state == TestState.FIXED else None,
+            suite_after=self._suite_after if self._state == TestState.FIXED else None,
+        )
+

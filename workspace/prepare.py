@@ -1,0 +1,96 @@
+"""Make the run's worker-local workspace, and hand its result back.
+
+The user's repository is never edited in place. A local directory is copied
+whole (its dependencies too: ``node_modules``, virtualenvs), a git URL is
+cloned. The copy is a git repository on a ``greenloop/<run>`` branch whose
+first commit is the starting point (uncommitted changes included), so the
+final patch holds exactly Greenloop's fixes, and the branch can be fetched
+back into the user's repository without touching their working tree.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from parsers.errors import ErrorKind, GreenloopError
+
+GIT_URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:|\.git$")
+GIT_ENV = {"GIT_AUTHOR_NAME": "Greenloop", "GIT_AUTHOR_EMAIL": "greenloop@localhost",
+           "GIT_COMMITTER_NAME": "Greenloop", "GIT_COMMITTER_EMAIL": "greenloop@localhost",
+           "GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    """Run git in ``cwd`` with a fixed identity; stdout, or a typed error."""
+    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=GIT_ENV,
+                          timeout=600, check=False)
+    if check and proc.returncode != 0:
+        raise GreenloopError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()[-500:]}",
+                             kind=ErrorKind.VALIDATION_ERROR, args=list(args))
+    return proc.stdout.strip()
+
+
+def is_git_url(repo: str) -> bool:
+    return GIT_URL.search(repo) is not None and not Path(repo).exists()
+
+
+def prepare(repo: str, ref: str | None, run_id: str, workspace: Path) -> tuple[str, str]:
+    """Fill ``workspace`` from ``repo``; returns (branch, base commit)."""
+    branch = "greenloop/" + re.sub(r"[^A-Za-z0-9._-]+", "-", run_id).strip("-")
+    if workspace.exists():
+        shutil.rmtree(workspace)  # a retried activity starts over
+    if is_git_url(repo):
+        git(workspace.parent, "clone", "--quiet", repo, str(workspace))
+        if ref:
+            git(workspace, "checkout", "--quiet", ref)
+    else:
+        src = Path(repo).expanduser()
+        if not src.is_dir():
+            raise GreenloopError(f"repository {repo} does not exist or is not a directory",
+                                 kind=ErrorKind.VALIDATION_ERROR, repo=repo, exists=src.exists())
+        shutil.copytree(src, workspace, symlinks=True, ignore=shutil.ignore_patterns(".greenloop"))
+        if not (workspace / ".git").exists():
+            git(workspace, "init", "--quiet")
+        elif ref:
+            git(workspace, "checkout", "--quiet", ref)
+    git(workspace, "checkout", "--quiet", "-B", branch)
+    # Greenloop's own files never enter the repository's history.
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with open(exclude, "a") as f:
+        f.write("\n/.greenloop/\n")
+    git(workspace, "add", "-A")
+    if git(workspace, "status", "--porcelain"):
+        git(workspace, "commit", "--quiet", "--no-verify", "-m", "greenloop: starting point (uncommitted changes)")
+    elif not git(workspace, "rev-parse", "--verify", "-q", "HEAD", check=False):
+        git(workspace, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "greenloop: starting point")
+    return branch, git(workspace, "rev-parse", "HEAD")
+
+
+def commit_fixes(workspace: Path, message: str) -> str | None:
+    """Commit whatever the run changed; the new commit, or None when nothing changed."""
+    git(workspace, "add", "-A")
+    if not git(workspace, "status", "--porcelain"):
+        return None
+    git(workspace, "commit", "--quiet", "--no-verify", "-m", message)
+    return git(workspace, "rev-parse", "HEAD")
+
+
+def export_patch(workspace: Path, base: str, target: Path) -> str:
+    """Write ``git diff base..HEAD`` to ``target``; the patch text."""
+    patch = git(workspace, "diff", "--binary", f"{base}..HEAD")
+    target.write_text(patch + ("\n" if patch else ""))
+    return patch
+
+
+def offer_branch(source_repo: str, workspace: Path, branch: str) -> bool:
+    """Fetch the run's branch into a local source repository (its working tree untouched)."""
+    src = Path(source_repo).expanduser()
+    if is_git_url(source_repo) or not (src / ".git").exists():
+        return False
+    proc = subprocess.run(["git", "-C", str(src), "fetch", "--quiet", str(workspace), f"+{branch}:{branch}"],
+                          capture_output=True, text=True, env=GIT_ENV, timeout=600, check=False)
+    return proc.returncode == 0

@@ -1,0 +1,59 @@
+"""The run's human report (seed 003's Markdown summary) and its JSON twin."""
+
+from __future__ import annotations
+
+from workflows.models import RunSummary, TestFixResult
+
+
+def _totals_line(t) -> str:
+    if t is None:
+        return "-"
+    parts = [f"{getattr(t, k)} {k}" for k in ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")
+             if getattr(t, k)]
+    return ", ".join(parts) or "no tests"
+
+
+def render_markdown(summary: RunSummary, results: list[TestFixResult]) -> str:
+    """A Markdown report a team can read and share."""
+    u = summary.usage
+    lines = [
+        f"# Greenloop run {summary.run_id}",
+        "",
+        f"- repository: `{summary.repo}`" + (f" (framework {summary.framework})" if summary.framework else ""),
+        f"- outcome: **{summary.state}**",
+        f"- before: {_totals_line(summary.initial)}",
+        f"- after: {_totals_line(summary.final)}",
+        f"- fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, escalated {len(summary.escalated)}, "
+        f"aborted {len(summary.aborted)}, flaky {len(summary.flaky)}, still failing {len(summary.still_failing)}",
+        f"- attempts {summary.attempts}, regressions prevented {summary.regressions_prevented}",
+        f"- LLM: {u.calls} calls, {u.input_tokens} input + {u.output_tokens} output tokens "
+        f"({u.cache_read_input_tokens} read from cache), ${u.cost_usd:.4f}",
+    ]
+    if summary.branch:
+        lines.append(f"- branch: `{summary.branch}`")
+    if summary.patch:
+        lines.append(f"- patch: `{summary.patch}`")
+    for note in summary.notes:
+        lines.append(f"- note: {note}")
+    if summary.flaky:
+        lines += ["", "## Flaky tests (failed, then passed on a re-run; not fixed)", ""]
+        lines += [f"- `{t}`" for t in summary.flaky]
+    for r in results:
+        lines += ["", f"## `{r.test_id}`: {r.state.value}", ""]
+        if r.answer:
+            lines.append(f"Answer: {r.answer.choice.value} by {r.answer.by}" + (f" ({r.answer.note})" if r.answer.note else ""))
+        for a in r.attempts:
+            verdict = a.verdict.value if a.verdict else "-"
+            lines.append(f"### Attempt {a.number}: {verdict}")
+            if a.reason:
+                lines.append(f"Why: {a.reason}")
+            if a.analysis:
+                lines += ["", "Analysis:", "", "> " + a.analysis.replace("\n", "\n> ")]
+            if a.rationale:
+                lines += ["", f"Rationale: {a.rationale}"]
+            if a.diff:
+                lines += ["", "```diff", a.diff.rstrip(), "```"]
+            lines.append("")
+    if summary.still_failing:
+        lines += ["", "## Still failing", ""] + [f"- `{t}`" for t in summary.still_failing[:100]]
+    return "\n".join(lines).rstrip() + "\n"
