@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import corpus, parse, runs, schedule, server
+from cli import analyze, corpus, parse, runs, schedule, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -20,7 +20,9 @@ app.command("abort")(runs.abort_command)
 app.command("server")(server.server_command)
 app.command("worker")(server.worker_command)
 app.add_typer(schedule.app, name="schedule")
+app.command("test")(test.test_command)
 app.command("parse")(parse.parse_command)
+app.command("analyze")(analyze.analyze_command)
 app.command("corpus")(corpus.corpus_command)
 
 if __name__ == "__main__":

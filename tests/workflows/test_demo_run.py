@@ -1,0 +1,54 @@
+"""End to end on the demo repository: three real failing pytest tests fixed by
+the real workflows through the scripted LLM, validated in the real sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from tests.workflows.conftest import DEMO, fix_request
+from worker import build_worker
+from workflows.fix_suite import FixSuiteWorkflow
+from workflows.models import RunSummary
+
+SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
+FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
+           "tests/test_money.py::test_format_whole_euros"]
+
+
+async def test_demo_repository_is_driven_to_green(temporal_env, demo_repo, scripted, tmp_path):
+    server = scripted(SCENARIO)
+    client = temporal_env.client
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    request = fix_request(demo_repo, tmp_path)
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"demo-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue)
+        summary: RunSummary = await handle.result()
+        history: WorkflowHistory = await handle.fetch_history()
+
+    assert summary.state == "completed"
+    assert sorted(summary.fixed) == sorted(FAILING)
+    assert summary.initial.failed == 3 and summary.final.failed == 0 and summary.final.passed == 7
+    assert summary.still_failing == [] and summary.flaky == []
+    # The user's repository is untouched; the fixes are in the run's patch and branch.
+    assert "(price, qty)  # bug" in (demo_repo / "shop/cart.py").read_text()
+    patch = open(summary.patch).read()
+    assert "+        self.lines[sku] = (price, old + qty)" in patch
+    assert "+    return f\"{cents // 100}.{cents % 100:02d} EUR\"" in patch
+    ws = f"{request.run_dir}/workspace"
+    log = subprocess.run(["git", "-C", ws, "log", "--format=%s", "-1"], capture_output=True, text=True).stdout
+    assert log.startswith("greenloop: fix 3 failing test(s)")
+    # Every test: analyzer then fixer, with the fixer's tool calls in order.
+    roles = [(r.context.split("/", 1)[1], r.role, r.turn) for r in server.requests]
+    merges = [x for x in roles if x[0] == FAILING[0]]
+    assert merges == [(FAILING[0], "analyzer", 1), (FAILING[0], "fixer", 1), (FAILING[0], "fixer", 2),
+                      (FAILING[0], "fixer", 3)]
+    report = open(summary.report_markdown).read()
+    assert "## `tests/test_cart.py::test_discount`: FIXED" in report
+    # The recorded history replays deterministically.
+    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
