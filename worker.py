@@ -20,7 +20,7 @@ from workflows.test_fix import TestFixWorkflow
 
 WORKFLOWS = [FixSuiteWorkflow, TestFixWorkflow]
 ACTIVITIES = [
-    workspace.prepare_workspace, workspace.finalize_run,
+    workspace.prepare_workspace, workspace.record_result, workspace.finalize_run,
     testing.plan_tests, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
     fixing.propose_fix,

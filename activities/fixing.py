@@ -14,6 +14,7 @@ from pathlib import Path
 from temporalio import activity
 
 from activities.errors import typed_errors
+from activities.heartbeat import heartbeating
 from activities.llm_errors import provider_errors
 from activities.testing import load_report
 from llm import prompts
@@ -50,12 +51,13 @@ async def propose_fix(inp: FixInput) -> FixProposal:
         return FixProposal(failure_reason="analysis-only run: no fix asked for", escalate=True)
     overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
     client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}")
-    outcome = await run_agent(
-        client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
-        user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
-                                inp.attempts),
-        overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
-    )
+    async with heartbeating("asking the fixer"):
+        outcome = await run_agent(
+            client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
+            user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
+                                    inp.attempts),
+            overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
+        )
     edits = overlay.edits()
     proposal = FixProposal(usage=outcome.usage)
     if not edits:

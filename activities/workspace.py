@@ -10,8 +10,9 @@ from platformdirs import user_data_dir
 from temporalio import activity
 
 from activities.errors import typed_errors
-from workflows.models import FinalizeInput, PrepareInput, RunSummary, TestState, Workspace
+from workflows.models import FinalizeInput, PrepareInput, RecordInput, RunSummary, TestFixResult, Workspace
 from workspace import prepare as prep
+from workspace.backups import slug
 from workspace.events import log_event
 from workspace.report import render_markdown
 
@@ -40,13 +41,32 @@ async def prepare_workspace(inp: PrepareInput) -> Workspace:
                      base_commit=base, is_git=True)
 
 
+def _results_dir(ws: Workspace) -> Path:
+    return Path(ws.run_dir) / "results"
+
+
+@activity.defn
+@typed_errors
+async def record_result(inp: RecordInput) -> None:
+    """Keep a finished test's full record in the run directory (not in history)."""
+    folder = _results_dir(inp.workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{slug(inp.result.test_id)}.json").write_text(inp.result.model_dump_json(indent=1))
+
+
+def load_results(ws: Workspace) -> list[TestFixResult]:
+    files = sorted(_results_dir(ws).glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    return [TestFixResult.model_validate_json(p.read_text()) for p in files]
+
+
 @activity.defn
 @typed_errors
 async def finalize_run(inp: FinalizeInput) -> RunSummary:
     """Commit the fixes on the run's branch, export the patch, write the reports."""
     ws, summary = inp.workspace, inp.summary.model_copy(deep=True)
     path, run_dir = Path(ws.path), Path(ws.run_dir)
-    fixed = [r.test_id for r in inp.results if r.state == TestState.FIXED]
+    results = load_results(ws)
+    fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
     if fixed:
         await asyncio.to_thread(prep.commit_fixes, path, message)
@@ -59,7 +79,7 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
             summary.notes.append(f"branch {ws.branch} fetched into {ws.repo}")
     summary.report_markdown = str(run_dir / "report.md")
     summary.report_json = str(run_dir / "summary.json")
-    (run_dir / "report.md").write_text(render_markdown(summary, inp.results))
+    (run_dir / "report.md").write_text(render_markdown(summary, results))
     (run_dir / "summary.json").write_text(summary.model_dump_json(indent=2))
     log_event(run_dir, "run_finished", state=summary.state, fixed=summary.fixed, skipped=summary.skipped,
               escalated=summary.escalated, cost_usd=summary.usage.cost_usd)

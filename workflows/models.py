@@ -96,6 +96,8 @@ class FixRequest(BaseModel):
     concurrency: int = Field(default=1, ge=1, le=16)
     escalation_deadline_s: int = Field(default=24 * 3600, ge=1)
     escalation_default: AnswerChoice = AnswerChoice.SKIP
+    # How soon a lost worker is noticed while it runs tests (its activities are then retried elsewhere).
+    heartbeat_timeout_s: int = Field(default=30, ge=5)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
@@ -365,4 +367,23 @@ class FinalizeInput(BaseModel):
     run_id: str
     workspace: Workspace
     summary: RunSummary
-    results: list[TestFixResult]
+
+
+class RecordInput(BaseModel):
+    workspace: Workspace
+    result: TestFixResult
+
+
+class SuiteProgress(BaseModel):
+    """What a run carries across continue-as-new: where it is, not what it did
+    (per-test results are recorded in the run directory as they finish)."""
+
+    workspace: Workspace
+    plan: TestPlanRef
+    initial: SuiteRun
+    baseline: SuiteRun
+    remaining: list[str]
+    views: list[TestStatusView]
+    summary: RunSummary
+    deadline_unix: float
+    applied: dict[str, int] = Field(default_factory=dict)  # fixed test -> its applied attempt

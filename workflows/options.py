@@ -22,17 +22,20 @@ QUICK_OPTIONS: dict[str, Any] = {
     "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE_KINDS),
 }
 
-# Provider faults (429/529, 5xx, timeouts) are retried with backoff here, not
-# inside the client, so every retry is visible in the history.
-LLM_OPTIONS: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(minutes=15),
-    "heartbeat_timeout": timedelta(minutes=3),
-    "retry_policy": RetryPolicy(
-        initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
-        maximum_interval=timedelta(minutes=1), maximum_attempts=6,
-        non_retryable_error_types=NON_RETRYABLE_KINDS,
-    ),
-}
+
+
+def llm_options(heartbeat_s: int) -> dict[str, Any]:
+    """Provider faults (429/529, 5xx, timeouts) are retried with backoff here,
+    not inside the client, so every retry is visible in the history."""
+    return {
+        "start_to_close_timeout": timedelta(minutes=15),
+        "heartbeat_timeout": timedelta(seconds=heartbeat_s),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+            maximum_interval=timedelta(minutes=1), maximum_attempts=6,
+            non_retryable_error_types=NON_RETRYABLE_KINDS,
+        ),
+    }
 
 SETUP_OPTIONS: dict[str, Any] = {
     "start_to_close_timeout": timedelta(minutes=20),
@@ -41,11 +44,11 @@ SETUP_OPTIONS: dict[str, Any] = {
 }
 
 
-def test_run_options(timeout_s: int) -> dict[str, Any]:
+def test_run_options(timeout_s: int, heartbeat_s: int = 30) -> dict[str, Any]:
     """Options for an activity that runs tests: long, heartbeating, so a lost
     worker is noticed within the heartbeat timeout and the run retried elsewhere."""
     return {
         "start_to_close_timeout": timedelta(seconds=timeout_s + 300),
-        "heartbeat_timeout": timedelta(seconds=30),
+        "heartbeat_timeout": timedelta(seconds=heartbeat_s),
         "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
     }

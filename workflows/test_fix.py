@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
-    from workflows.options import LLM_OPTIONS, QUICK_OPTIONS, test_run_options
+    from workflows.options import QUICK_OPTIONS, llm_options, test_run_options
     from workflows.search import upsert_state
 
 
@@ -157,7 +157,7 @@ class TestFixWorkflow:
             analysis_acts.analyze_failure,
             AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
                          failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=inp.request.llm),
-            **LLM_OPTIONS,
+            **llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
@@ -168,7 +168,7 @@ class TestFixWorkflow:
             FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                      attempt=number, failure_run=inp.failure_run, analysis=note,
                      attempts=self._attempts[:-1], llm=inp.request.llm),
-            **LLM_OPTIONS,
+            **llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + proposal.usage
         if proposal.edit_set is None:
@@ -202,7 +202,7 @@ class TestFixWorkflow:
             testing_acts.run_single_test,
             SingleInput(workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id, failure_run=inp.failure_run,
                         sandbox=inp.request.sandbox, label=f"validate-{number}-single"),
-            **test_run_options(inp.request.sandbox.timeout_s),
+            **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
             status = single.status.value if single.status else "not found in the output"
@@ -211,7 +211,7 @@ class TestFixWorkflow:
             testing_acts.run_suite,
             SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
                        sandbox=inp.request.sandbox, compare_to=inp.baseline),
-            **test_run_options(inp.request.sandbox.timeout_s),
+            **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:

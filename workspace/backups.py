@@ -37,7 +37,8 @@ class Manifest(BaseModel):
     entries: list[BackupEntry]
 
 
-def _slug(test_id: str) -> str:
+def slug(test_id: str) -> str:
+    """A file-name-safe, unique name for a test id."""
     readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id)[:60]
     return f"{readable}-{hashlib.sha1(test_id.encode()).hexdigest()[:10]}"
 
@@ -63,7 +64,7 @@ class BackupStore:
         self.workspace = workspace
 
     def attempt_dir(self, test_id: str, attempt: int) -> Path:
-        return self.root / _slug(test_id) / f"attempt-{attempt}"
+        return self.root / slug(test_id) / f"attempt-{attempt}"
 
     def _manifest(self, test_id: str, attempt: int) -> Manifest | None:
         path = self.attempt_dir(test_id, attempt) / "manifest.json"
@@ -152,5 +153,5 @@ class BackupStore:
 
     def discard(self, test_id: str) -> None:
         """Forget a test's backups (after the run is finalized)."""
-        shutil.rmtree(self.root / _slug(test_id), ignore_errors=True)
+        shutil.rmtree(self.root / slug(test_id), ignore_errors=True)
 
