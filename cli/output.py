@@ -14,7 +14,7 @@ from rich.console import Console
 from parsers.errors import GreenloopError
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
 
 
 def fail(error: GreenloopError, hint: str | None = None) -> typer.Exit:

@@ -76,7 +76,7 @@ def create(
                 action=ScheduleActionStartWorkflow("FixSuiteWorkflow", request, id=f"{name}-run",
                                                    task_queue=TASK_QUEUE),
                 spec=spec, policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
-            ))
+            ), memo={"spec": f"cron {cron}" if cron else f"every {every}", "repo": request.repo})
         except RPCError as exc:
             raise GreenloopError(f"cannot create schedule {name}: {exc.message}",
                                  kind=ErrorKind.VALIDATION_ERROR) from None
@@ -95,20 +95,19 @@ def list_(address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: J
         rows = []
         async for s in await client.list_schedules():
             info = s.info
-            spec = s.schedule.spec if s.schedule else None
-            when = ", ".join((spec.cron_expressions if spec else []) or
-                             [str(i.every) for i in (spec.intervals if spec else [])])
+            when = await s.memo_value("spec", "")
             nxt = info.next_action_times[0].isoformat() if info and info.next_action_times else ""
             rows.append({"id": s.id, "paused": bool(s.schedule and s.schedule.state.paused), "spec": when,
+                         "repo": await s.memo_value("repo", ""),
                          "next": nxt, "recent": len(info.recent_actions) if info else 0})
         if as_json:
             print(json.dumps(rows, indent=2))
             return 0
         table = Table(title="schedules")
-        for col in ("id", "paused", "spec", "next run", "recent runs"):
+        for col in ("id", "repository", "when", "paused", "next run", "recent runs"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r["id"], str(r["paused"]), r["spec"], r["next"], str(r["recent"]))
+            table.add_row(r["id"], r["repo"], r["spec"], str(r["paused"]), r["next"], str(r["recent"]))
         console.print(table)
         return 0
 

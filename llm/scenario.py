@@ -83,6 +83,7 @@ class Response(BaseModel):
     error: ApiError | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    delay_s: float = 0.0  # answer this late (a slow model; lets tests act mid-call)
 
 
 class Rule(BaseModel):

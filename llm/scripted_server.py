@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -143,8 +144,8 @@ class ScriptedLLM:
                 "model": body.get("model", "scripted"), "content": content, "stop_reason": stop,
                 "stop_sequence": None, "usage": usage}
 
-    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
-        """HTTP status and JSON body for one Messages request."""
+    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any], float]:
+        """HTTP status, JSON body and delay for one Messages request."""
         with self._lock:
             ctx = self._context(body, headers)
             response, rule = self.matcher.choose(ctx)
@@ -158,7 +159,7 @@ class ScriptedLLM:
                 context=ctx.context, role=ctx.role, iteration=ctx.iteration, turn=ctx.turn,
                 previous_role=ctx.previous_role, rule=rule, body=body, response=payload, status=status,
             ))
-            return status, payload
+            return status, payload, response.delay_s
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -195,7 +196,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad JSON"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, payload = self.server.llm.answer(body, headers)
+        status, payload, delay = self.server.llm.answer(body, headers)
+        if delay:
+            time.sleep(delay)
         extra = {"retry-after": "0"} if status in (429, 529) else None
         self._send(status, payload, extra)
 

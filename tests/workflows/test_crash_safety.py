@@ -1,0 +1,144 @@
+"""Crash safety on a real server with real worker processes: a worker killed
+with SIGKILL while FIXING, while VALIDATING, or half-way through applying an
+edit set is replaced by a new one that finishes the run with the repository
+exactly as the history says (no lost, no doubled edits). And the Temporal
+server itself restarts from its SQLite file mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from server.dev import temporal_binary
+from tests.workflows.conftest import REPO, fix_request
+from worker import build_worker
+from workflows.fix_suite import FixSuiteWorkflow, child_id
+from workflows.models import RunSummary, TestState, TestStatusView
+from workflows.search import ALL
+
+TARGET = "tests/test_cart.py::test_discount"
+FIX = {"path": "shop/cart.py", "old_text": "self.total() * percent / 100",
+       "new_text": "self.total() * (100 - percent) / 100"}
+NOTE = {"path": "shop/money.py", "old_text": "def format_cents(cents):",
+        "new_text": "def format_cents(cents):  # reviewed"}
+
+
+def scenario(delay_s: float = 0.0) -> dict:
+    return {"name": "crash", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\ndiscount() is wrong."}},
+        {"trigger": {"role": "fixer", "turn": 1}, "response": {
+            "delay_s": delay_s, "tool_calls": [{"name": "replace_in_file", "input": FIX},
+                                               {"name": "replace_in_file", "input": NOTE}]}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Fixed discount()."}},
+    ]}
+
+
+def start_worker(address: str, queue: str, extra_env: dict[str, str]) -> subprocess.Popen:
+    code = f"import asyncio, worker; asyncio.run(worker.serve({address!r}, None, {queue!r}))"
+    env = {**os.environ, **extra_env}
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, start_new_session=True)
+
+
+def kill(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+async def wait_for_state(client: Client, run_id: str, state: TestState, timeout_s: float = 120) -> None:
+    child = client.get_workflow_handle(child_id(run_id, TARGET))
+    for _ in range(int(timeout_s / 0.2)):
+        try:
+            if (await child.query("status", result_type=TestStatusView)).state == state:
+                return
+        except Exception:
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{TARGET} never reached {state}")
+
+
+def assert_exact(ws: str) -> None:
+    cart = Path(ws, "shop/cart.py").read_text()
+    money = Path(ws, "shop/money.py").read_text()
+    assert cart.count("(100 - percent)") == 1 and "percent / 100, 2)  # bug" not in cart
+    assert money.count("# reviewed") == 1  # applied exactly once
+
+
+@pytest.mark.parametrize("kill_in", ["FIXING", "VALIDATING", "applying edits"])
+async def test_killed_worker_is_replaced_and_the_run_finishes_exactly(
+        temporal_env, demo_repo, scripted, tmp_path, kill_in):
+    if kill_in == "VALIDATING":
+        # Slow the suite down so the kill lands inside a test run.
+        (demo_repo / "tests" / "conftest.py").write_text("import time\ntime.sleep(1.5)\n")
+    server = scripted(scenario(delay_s=3.0 if kill_in == "FIXING" else 0.0))
+    client = temporal_env.client
+    address = client.service_client.config.target_host
+    queue = f"crash-{uuid.uuid4().hex[:6]}"
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
+    if kill_in == "applying edits":
+        env |= {"GREENLOOP_CRASH_AT": "apply_edits", "GREENLOOP_CRASH_MARKER": str(tmp_path / "crashed")}
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], heartbeat_timeout_s=5)
+    run_id = f"crash-{uuid.uuid4().hex[:6]}"
+    first = start_worker(address, queue, env)
+    second = None
+    try:
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        if kill_in == "applying edits":
+            for _ in range(600):  # the worker kills itself after the first file of the edit set
+                if first.poll() is not None:
+                    break
+                await asyncio.sleep(0.2)
+            assert first.returncode == -signal.SIGKILL and (tmp_path / "crashed").exists()
+            half = Path(request.run_dir, "workspace", "shop/cart.py").read_text()
+            assert "(100 - percent)" in half  # really died half-way
+        else:
+            await wait_for_state(client, run_id, TestState[kill_in])
+            await asyncio.sleep(0.5)
+            kill(first)
+        second = start_worker(address, queue, env)
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=240)
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                kill(p)
+    assert summary.fixed == [TARGET] and summary.final.failed == 2  # the other two demo bugs remain
+    assert_exact(f"{request.run_dir}/workspace")
+
+
+async def test_server_restarts_from_its_database_mid_run(demo_repo, scripted, tmp_path):
+    scripted(scenario(delay_s=4.0))
+    db = tmp_path / "temporal.db"
+    port = 17233 + os.getpid() % 1000
+
+    async def start() -> WorkflowEnvironment:
+        return await WorkflowEnvironment.start_local(
+            dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
+            search_attributes=ALL, dev_server_database_filename=str(db), port=port,
+            dev_server_log_level="error", ui=False)
+
+    env = await start()
+    queue = f"restart-{uuid.uuid4().hex[:6]}"
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], heartbeat_timeout_s=10)
+    run_id = f"restart-{uuid.uuid4().hex[:6]}"
+    await env.client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+    async with build_worker(env.client, task_queue=queue):
+        await wait_for_state(env.client, run_id, TestState.FIXING)
+    await env.shutdown()  # the server goes away with the run in flight
+    env = await start()  # and comes back from its SQLite file
+    try:
+        async with build_worker(env.client, task_queue=queue):
+            summary = await asyncio.wait_for(env.client.get_workflow_handle(run_id).result(result_type=RunSummary),
+                                             timeout=240)
+    finally:
+        await env.shutdown()
+    assert summary.fixed == [TARGET]
+    assert Path(request.run_dir, "workspace", "shop/cart.py").read_text().count("(100 - percent)") == 1
