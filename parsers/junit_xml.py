@@ -14,9 +14,11 @@ where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml.ElementTree import iterparse
@@ -126,8 +128,11 @@ class JUnitReader:
     failures, errors, skipped) for cross-checks.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, stream: BinaryIO | None = None) -> None:
         self.path = Path(path)
+        # An already-open byte stream to read instead of ``path`` (an XML
+        # document printed on stdout); ``path`` then only names it.
+        self.stream = stream
         self.complete = False
         self.warnings: list[str] = []
         self.suite_errors: list[JUnitSuiteError] = []
@@ -135,14 +140,15 @@ class JUnitReader:
         self.root_tag: str | None = None
 
     def __iter__(self) -> Iterator[JUnitCase]:
-        if not self.path.is_file():
+        if self.stream is None and not self.path.is_file():
             self.warnings.append(f"report {self.path} does not exist")
             return
         suites: list[str] = []
         suite_files: list[str | None] = []
         parents: list[Element] = []
+        source = self.stream if self.stream is not None else str(self.path)
         try:
-            for event, elem in iterparse(str(self.path), events=("start", "end"), forbid_dtd=True):
+            for event, elem in iterparse(source, events=("start", "end"), forbid_dtd=True):
                 tag = elem.tag
                 if event == "start":
                     if self.root_tag is None:
@@ -175,6 +181,34 @@ class JUnitReader:
             self.warnings.append(f"report {self.path.name} is truncated or malformed ({exc}); kept what was read")
         except Exception as exc:  # defusedxml's DTD/entity refusals and I/O errors
             self.warnings.append(f"report {self.path.name} could not be read: {type(exc).__name__}: {exc}")
+
+
+class _LineStream(io.RawIOBase):
+    """A read-only byte stream over text lines, read lazily."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = iter(lines)
+        self._buf = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        while len(self._buf) < len(b):
+            line = next(self._lines, None)
+            if line is None:
+                break
+            self._buf += (line + "\n").encode("utf-8", errors="replace")
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+
+def line_stream(lines: Iterable[str]) -> BinaryIO:
+    """A byte stream over text lines, for ``JUnitReader(name, stream=...)``
+    when the XML document is printed on stdout rather than written to a file."""
+    return io.BufferedReader(_LineStream(lines))
 
 
 def looks_like_junit(head: str) -> bool:

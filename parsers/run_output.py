@@ -32,10 +32,12 @@ def _iter_stream_lines(stream: io.TextIOBase) -> Iterator[str]:
         line = stream.readline(MAX_LINE_CHARS)
         if not line:
             return
-        if not line.endswith("\n"):
+        if not line.endswith(("\n", "\r")):
             # Over-long line: skip the rest of it, keep what we have.
+            # (A line may end in a lone "\r": files are read with universal
+            # newlines, and progress output rewrites lines with it.)
             rest = line
-            while rest and not rest.endswith("\n"):
+            while rest and not rest.endswith(("\n", "\r")):
                 rest = stream.readline(MAX_LINE_CHARS)
         yield line.rstrip("\r\n").replace("\x00", "")
 

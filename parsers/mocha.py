@@ -1,0 +1,1816 @@
+"""Mocha: the console reporters (spec — the default —, list, dot, min and
+the other reporters that end with Mocha's common epilogue), ``tap``,
+``json`` (to stdout, after the tests' console output, or to a file with
+``--reporter-option output=PATH``) and ``xunit`` (to stdout or to a file).
+
+Ids are Mocha's ``fullTitle()``: suite titles and the test title joined
+with a space. Mapping:
+
+* passing -> passed; pending (``it.skip``, ``xit``, ``it()`` without a
+  callback, ``describe.skip``) -> skipped, native ``pending``;
+* failing -> failed; "Timeout of Nms exceeded" -> failed with ``timed_out``;
+* a hook failure is a pseudo-test named as Mocha names it
+  (``<suite> "before all" hook for "<test>"``) -> errored; the tests it kept
+  from running are not reported (Mocha does not report them either);
+* a spec file that cannot be loaded (``Exception during run``, a
+  SyntaxError before any test ran) -> one errored entry keyed by the file,
+  ``build_error``.
+
+Reporters that do not print every test (dot, min, progress...) print the
+failures by full title and the pass/pending/fail counts; the other tests
+come from the spec files themselves (``SpecIndex`` below, shared with the
+node:test parser), checked against those counts.
+
+File and line: the definition of the ``it()`` (or hook) call found in the
+sources with its exact title, including titles built in ``forEach`` loops
+over literal tables.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
+from parsers.js_source import UNDEFINED, Tok, command_words, js_json, js_string, option_values, tokenize
+from parsers.junit_xml import JUnitReader, line_stream
+from parsers.locate import SourceIndex
+from parsers.models import Status, TestReport, TestResult
+from parsers.run_output import RunOutput
+from parsers.tap import TapReader
+
+FRAMEWORK = "mocha"
+
+# ============================================================================ source scanning
+# Shared with parsers/node_test.py: both runners use describe/it (node:test
+# also test() and t.test() subtests) with before/after hooks, and both name
+# tests by their enclosing titles, so one scanner serves both.
+
+SUITE_FUNCS = {"describe", "context", "suite", "xdescribe", "xcontext", "fdescribe"}
+TEST_FUNCS = {"it", "specify", "test", "xit", "xspecify", "fit"}
+HOOK_FUNCS = {
+    "before": "before all", "beforeAll": "before all", "suiteSetup": "before all",
+    "after": "after all", "afterAll": "after all", "suiteTeardown": "after all",
+    "beforeEach": "before each", "setup": "before each",
+    "afterEach": "after each", "teardown": "after each",
+}
+MODIFIERS = {"skip", "only", "todo"}
+JS_FILE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx")
+MAX_LOOP_VALUES = 1_000
+MAX_NODES = 50_000
+MAX_SCAN_DEPTH = 60
+MAX_STEPS = 3_000_000
+
+
+class Unknown(Exception):
+    """A value the scanner cannot know statically."""
+
+
+@dataclass(eq=False, repr=False)
+class SpecNode:
+    """A describe/it/test/hook call found in a spec file (one per instance
+    for calls inside loops over literal tables). Compared by identity: a
+    node links to its parent and children."""
+
+    kind: str  # "suite", "test" or "hook"
+    func: str
+    file: str
+    line: int
+    title: str | None = None  # None when not knowable; see ``pattern``
+    pattern: re.Pattern[str] | None = None
+    skip: bool = False  # .skip / xit / { skip } on this call
+    todo: bool = False
+    only: bool = False
+    pending: bool = False  # no callback (Mocha: pending)
+    reason: str | None = None  # { skip: 'why' } / { todo: 'why' }
+    conditional: bool = False  # { skip: <expression> }: not knowable
+    may_skip: bool = False  # its body calls this.skip() / t.skip(): skipped at run time, maybe
+    parent: SpecNode | None = None
+    children: list[SpecNode] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"SpecNode({self.kind} {self.title or self.pattern!r} at {self.file}:{self.line})"
+
+    def matches(self, title: str) -> bool:
+        """Whether ``title`` is this call's title (or fits its pattern)."""
+        if self.title is not None:
+            return self.title == title
+        return self.pattern is not None and self.pattern.fullmatch(title) is not None
+
+    @property
+    def suites(self) -> list[SpecNode]:
+        """Enclosing suites/tests, outermost first."""
+        out: list[SpecNode] = []
+        p = self.parent
+        while p is not None:
+            out.append(p)
+            p = p.parent
+        return out[::-1]
+
+    def path_matches(self, path: tuple[str, ...]) -> bool:
+        """Whether the enclosing titles are ``path``."""
+        sup = self.suites
+        return len(sup) == len(path) and all(s.matches(t) for s, t in zip(sup, path))
+
+    @property
+    def skipped(self) -> bool:
+        """Skipped by its own modifiers or an enclosing suite's."""
+        return self.skip or self.pending or any(s.skip for s in self.suites)
+
+    @property
+    def todo_any(self) -> bool:
+        """Todo by its own modifiers or an enclosing suite's."""
+        return self.todo or any(s.todo for s in self.suites)
+
+
+def _brackets(toks: list[Tok]) -> dict[int, int]:
+    """Opening bracket index -> closing index, and the reverse."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    closers = {")": "(", "]": "[", "}": "{"}
+    for i, t in enumerate(toks):
+        if t.kind != "punct":
+            continue
+        if t.value in "([{":
+            stack.append(i)
+        elif t.value in closers:
+            for k in range(len(stack) - 1, -1, -1):
+                if toks[stack[k]].value == closers[t.value]:
+                    pairs[stack[k]] = i
+                    pairs[i] = stack[k]
+                    del stack[k:]
+                    break
+    return pairs
+
+
+def _segments_pattern(segments: list[str | None]) -> re.Pattern[str]:
+    return re.compile("".join(".*?" if s is None else re.escape(s) for s in segments), re.S)
+
+
+class _Scanner:
+    """Walks the tokens of one file, evaluating the little JavaScript that
+    table-driven tests use (literal arrays/objects, ``const`` bindings,
+    ``for...of``/``for...in``/counting loops, ``forEach``/``map``)."""
+
+    def __init__(self, file: str, text: str, flavor: str) -> None:
+        self.file = file
+        self.flavor = flavor
+        self.toks = tokenize(text)
+        self.pairs = _brackets(self.toks)
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.roots: list[SpecNode] = []
+        self.count = 0
+        self.steps = 0  # tokens walked, loops included: bounds the work on any input
+        self._calls_cache: dict[tuple[int, int], bool] = {}
+
+    # ------------------------------------------------------------------ tokens
+
+    def _is(self, i: int, value: str) -> bool:
+        return 0 <= i < len(self.toks) and self.toks[i].kind in ("punct", "ident") and self.toks[i].value == value
+
+    def _line(self, i: int) -> int:
+        return bisect.bisect_right(self.line_starts, self.toks[i].pos)
+
+    def _close(self, i: int) -> int:
+        return self.pairs.get(i, len(self.toks) - 1)
+
+    def _split_args(self, open_i: int) -> list[tuple[int, int]]:
+        """Top-level comma-separated ranges inside the bracket at ``open_i``."""
+        close = self._close(open_i)
+        out: list[tuple[int, int]] = []
+        start = j = open_i + 1
+        while j < close:
+            t = self.toks[j]
+            if t.kind == "punct" and t.value in "([{" and j in self.pairs:
+                j = self.pairs[j] + 1
+                continue
+            if t.kind == "punct" and t.value == ",":
+                out.append((start, j))
+                start = j + 1
+            j += 1
+        if start < close:
+            out.append((start, close))
+        return out
+
+    def _stmt_end(self, i: int, end: int) -> int:
+        """End (exclusive) of the statement starting at ``i``."""
+        j = i
+        while j < end:
+            t = self.toks[j]
+            if t.kind == "punct" and t.value in "([{" and j in self.pairs:
+                j = self.pairs[j] + 1
+                if t.value == "{" and self.toks[i].kind == "punct" and self.toks[i].value == "{":
+                    return j
+                continue
+            if t.kind == "punct" and t.value == ";":
+                return j + 1
+            j += 1
+        return end
+
+    # ------------------------------------------------------------------ evaluation
+
+    def eval(self, i: int, end: int, env: dict[str, object]) -> object:
+        """The value of the expression ``toks[i:end]``; raises Unknown."""
+        if i >= end:
+            raise Unknown
+        v, j = self._additive(i, end, env)
+        if j != end:
+            raise Unknown
+        return v
+
+    def _additive(self, i: int, end: int, env: dict[str, object]) -> tuple[object, int]:
+        v, j = self._postfix(i, end, env)
+        while j < end and self.toks[j].kind == "punct" and self.toks[j].value in ("+", "-", "*"):
+            op = self.toks[j].value
+            w, j = self._postfix(j + 1, end, env)
+            if op == "+" and (isinstance(v, str) or isinstance(w, str)):
+                v = js_string(v) + js_string(w)
+            elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, w)):
+                v = v + w if op == "+" else v - w if op == "-" else v * w  # type: ignore[operator]
+            else:
+                raise Unknown
+        return v, j
+
+    def _postfix(self, i: int, end: int, env: dict[str, object]) -> tuple[object, int]:
+        v, j = self._primary(i, end, env)
+        while j < end:
+            t = self.toks[j]
+            if t.kind == "punct" and t.value in (".", "?.") and j + 1 < end and self.toks[j + 1].kind == "ident":
+                name = self.toks[j + 1].value
+                j += 2
+                if self._is(j, "("):
+                    args = [self.eval(a, b, env) for a, b in self._split_args(j)]
+                    v = self._method(v, name, args)
+                    j = self._close(j) + 1
+                elif name == "length" and isinstance(v, (str, list)):
+                    v = len(v)
+                elif isinstance(v, dict) and name in v:
+                    v = v[name]
+                else:
+                    raise Unknown
+            elif t.kind == "punct" and t.value == "[" and j in self.pairs:
+                key = self.eval(j + 1, self.pairs[j], env)
+                j = self.pairs[j] + 1
+                if isinstance(v, list) and isinstance(key, int) and 0 <= key < len(v):
+                    v = v[key]
+                elif isinstance(v, dict) and isinstance(key, (str, int)) and str(key) in v:
+                    v = v[str(key)]
+                else:
+                    raise Unknown
+            else:
+                break
+        return v, j
+
+    @staticmethod
+    def _method(v: object, name: str, args: list[object]) -> object:
+        if name == "entries" and isinstance(v, list) and not args:
+            return [[k, x] for k, x in enumerate(v)]
+        if name in ("toUpperCase", "toLowerCase", "trim") and isinstance(v, str):
+            return v.upper() if name == "toUpperCase" else v.lower() if name == "toLowerCase" else v.strip()
+        if name == "join" and isinstance(v, list):
+            sep = args[0] if args and isinstance(args[0], str) else ","
+            return sep.join("" if x is None or x is UNDEFINED else js_string(x) for x in v)
+        if name == "toString" and not args:
+            return js_string(v)
+        raise Unknown
+
+    def _primary(self, i: int, end: int, env: dict[str, object]) -> tuple[object, int]:
+        t = self.toks[i]
+        if t.kind == "str":
+            return t.value, i + 1
+        if t.kind == "num":
+            try:
+                s = t.value.replace("_", "").rstrip("n")
+                f = float(s) if not s[:2].lower() in ("0x", "0o", "0b") else float(int(s, 0))
+            except ValueError:
+                raise Unknown from None
+            return (int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f), i + 1
+        if t.kind == "tmpl":
+            segs = self.template_segments(t, env)
+            if any(s is None for s in segs):
+                raise Unknown
+            return "".join(segs), i + 1  # type: ignore[arg-type]
+        if t.kind == "ident":
+            consts = {"true": True, "false": False, "null": None, "undefined": UNDEFINED}
+            if t.value in consts:
+                return consts[t.value], i + 1
+            if t.value == "Object" and self._is(i + 1, ".") and i + 2 < end and self._is(i + 3, "("):
+                fn = self.toks[i + 2].value
+                args = [self.eval(a, b, env) for a, b in self._split_args(i + 3)]
+                if len(args) == 1 and isinstance(args[0], dict) and fn in ("entries", "keys", "values"):
+                    d = args[0]
+                    v: object = [[k, x] for k, x in d.items()] if fn == "entries" else \
+                        list(d) if fn == "keys" else list(d.values())
+                    return v, self._close(i + 3) + 1
+                raise Unknown
+            if t.value in ("String", "JSON") and (self._is(i + 1, "(") or self._is(i + 1, ".")):
+                j = i + 1 if self._is(i + 1, "(") else i + 3
+                if t.value == "JSON" and not (self.toks[i + 2].value == "stringify" and self._is(j, "(")):
+                    raise Unknown
+                args = [self.eval(a, b, env) for a, b in self._split_args(j)]
+                if len(args) != 1:
+                    raise Unknown
+                return (js_string(args[0]) if t.value == "String" else js_json(args[0])), self._close(j) + 1
+            if t.value in env and env[t.value] is not _UNKNOWN:
+                return env[t.value], i + 1
+            raise Unknown
+        if t.kind == "punct":
+            if t.value == "[" and i in self.pairs:
+                items: list[object] = []
+                for a, b in self._split_args(i):
+                    if self._is(a, "..."):
+                        spread = self.eval(a + 1, b, env)
+                        if not isinstance(spread, list):
+                            raise Unknown
+                        items.extend(spread)
+                    else:
+                        items.append(self.eval(a, b, env))
+                return items, self.pairs[i] + 1
+            if t.value == "{" and i in self.pairs:
+                obj: dict[str, object] = {}
+                for a, b in self._split_args(i):
+                    k = self.toks[a]
+                    if b == a + 1 and k.kind == "ident":
+                        obj[k.value] = self.eval(a, b, env)
+                    elif k.kind in ("ident", "str", "num") and self._is(a + 1, ":"):
+                        obj[k.value] = self.eval(a + 2, b, env)
+                    else:
+                        raise Unknown
+                return obj, self.pairs[i] + 1
+            if t.value == "(" and i in self.pairs:
+                return self.eval(i + 1, self.pairs[i], env), self.pairs[i] + 1
+            if t.value in ("-", "+") and i + 1 < end:
+                v, j = self._postfix(i + 1, end, env)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    return (-v if t.value == "-" else v), j
+        raise Unknown
+
+    def template_segments(self, t: Tok, env: dict[str, object]) -> list[str | None]:
+        """A template literal's text, ``None`` for substitutions not knowable."""
+        parts = t.parts or [""]
+        out: list[str | None] = [parts[0]]
+        for k, src in enumerate(t.exprs or []):
+            try:
+                sub = _Scanner(self.file, src, self.flavor)
+                sub_env = env
+                out.append(js_string(sub.eval(0, len(sub.toks), sub_env)))
+            except (Unknown, RecursionError, IndexError):
+                out.append(None)
+            out.append(parts[k + 1] if k + 1 < len(parts) else "")
+        return out
+
+    def title_segments(self, i: int, end: int, env: dict[str, object]) -> list[str | None] | None:
+        """A call's title argument as text segments (None: unknown part);
+        None when the argument is not a string-like expression at all."""
+        try:
+            return [js_string(self.eval(i, end, env))]
+        except (Unknown, RecursionError, IndexError):
+            pass
+        segs: list[str | None] = []
+        j = i
+        stringish = False
+        while j < end:
+            k = j
+            while k < end and not (self.toks[k].kind == "punct" and self.toks[k].value == "+"):
+                k = self.pairs[k] + 1 if self.toks[k].kind == "punct" and self.toks[k].value in "([{" \
+                    and k in self.pairs else k + 1
+            tok = self.toks[j]
+            if k == j + 1 and tok.kind == "tmpl":
+                segs.extend(self.template_segments(tok, env))
+                stringish = True
+            elif k == j + 1 and tok.kind == "str":
+                segs.append(tok.value)
+                stringish = True
+            else:
+                try:
+                    segs.append(js_string(self.eval(j, k, env)))
+                except (Unknown, RecursionError, IndexError):
+                    segs.append(None)
+            j = k + 1
+        return segs if stringish else None
+
+    # ------------------------------------------------------------------ bindings
+
+    def bind(self, i: int, end: int, value: object, env: dict[str, object]) -> None:
+        """Bind a parameter/declaration pattern ``toks[i:end]`` to ``value``."""
+        if i >= end:
+            return
+        t = self.toks[i]
+        if t.kind == "ident" and (end == i + 1 or self._is(i + 1, "=") or self._is(i + 1, ":")):
+            env[t.value] = value
+            return
+        if self._is(i, "[") and i in self.pairs:
+            for n, (a, b) in enumerate(self._split_args(i)):
+                if self._is(a, "..."):
+                    self.bind(a + 1, b, value[n:] if isinstance(value, list) else _UNKNOWN, env)
+                    break
+                self.bind(a, b, value[n] if isinstance(value, list) and n < len(value) else _UNKNOWN, env)
+            return
+        if self._is(i, "{") and i in self.pairs:
+            for a, b in self._split_args(i):
+                key = self.toks[a].value
+                src = value.get(key, _UNKNOWN) if isinstance(value, dict) else _UNKNOWN
+                if self._is(a + 1, ":"):
+                    self.bind(a + 2, b, src, env)
+                else:
+                    self.bind(a, b, src, env)
+
+    def _function_at(self, i: int, end: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """(params range, body range) of a function expression at ``i``."""
+        j = i
+        if self._is(j, "async"):
+            j += 1
+        if self._is(j, "function"):
+            j += 1
+            if j < end and self.toks[j].kind == "ident":
+                j += 1
+            if not self._is(j, "("):
+                return None
+            params = (j + 1, self._close(j))
+            j = self._close(j) + 1
+            if self._is(j, "{"):
+                return params, (j + 1, self._close(j))
+            return None
+        if self._is(j, "(") and j in self.pairs:
+            params = (j + 1, self.pairs[j])
+            j = self.pairs[j] + 1
+            if self._is(j, ":"):  # TypeScript return type
+                while j < end and not self._is(j, "=>"):
+                    j += 1
+        elif j < end and self.toks[j].kind == "ident":
+            params = (j, j + 1)
+            j += 1
+        else:
+            return None
+        if not self._is(j, "=>"):
+            return None
+        j += 1
+        if self._is(j, "{"):
+            return params, (j + 1, self._close(j))
+        return params, (j, end)
+
+    # ------------------------------------------------------------------ walking
+
+    def walk(self, i: int, end: int, parent: SpecNode | None, env: dict[str, object],
+             ctx: str | None, depth: int = 0) -> None:
+        """Find the test calls in ``toks[i:end]``."""
+        if depth > MAX_SCAN_DEPTH:
+            return
+        toks = self.toks
+        while i < end and self.count < MAX_NODES and self.steps < MAX_STEPS:
+            self.steps += 1
+            t = toks[i]
+            if t.kind == "ident":
+                if t.value in ("const", "let", "var") and i + 2 < end and toks[i + 1].kind == "ident" \
+                        and self._is(i + 2, "="):
+                    stop = self._stmt_end(i + 3, end)
+                    value_end = stop - 1 if self._is(stop - 1, ";") else stop
+                    try:
+                        env[toks[i + 1].value] = self.eval(i + 3, value_end, env)
+                    except (Unknown, RecursionError, IndexError):
+                        env[toks[i + 1].value] = _UNKNOWN
+                    i += 3
+                    continue
+                if t.value == "for" and self._is(i + 1, "("):
+                    i = self._for(i, end, parent, env, ctx, depth)
+                    continue
+                nxt = self._call(i, end, parent, env, ctx, depth)
+                if nxt is not None:
+                    i = nxt
+                    continue
+            elif t.kind == "punct" and t.value in (".", "?.") and i + 2 < end \
+                    and toks[i + 1].kind == "ident" and toks[i + 1].value in ("forEach", "map") \
+                    and self._is(i + 2, "("):
+                nxt = self._for_each(i, end, parent, env, ctx, depth)
+                if nxt is not None:
+                    i = nxt
+                    continue
+            i += 1
+
+    def _loop_body(self, j: int, end: int) -> tuple[int, int, int]:
+        """(body start, body end, next index) of a loop body at ``j``."""
+        if self._is(j, "{"):
+            close = self._close(j)
+            return j + 1, close, close + 1
+        stop = self._stmt_end(j, end)
+        return j, stop, stop
+
+    def _for(self, i: int, end: int, parent: SpecNode | None, env: dict[str, object],
+             ctx: str | None, depth: int) -> int:
+        open_i = i + 1
+        close = self._close(open_i)
+        body_start, body_end, nxt = self._loop_body(close + 1, end)
+        header = list(range(open_i + 1, close))
+        values: list[object] | None = None
+        pattern: tuple[int, int] | None = None
+        of_at = next((k for k in header if self.toks[k].kind == "ident" and self.toks[k].value in ("of", "in")
+                      and self._bracket_depth(open_i + 1, k) == 0), None)
+        try:
+            if of_at is not None:
+                p_start = open_i + 1 + (1 if self._is(open_i + 1, "const") or self._is(open_i + 1, "let")
+                                        or self._is(open_i + 1, "var") else 0)
+                pattern = (p_start, of_at)
+                it = self.eval(of_at + 1, close, env)
+                if self.toks[of_at].value == "in":
+                    values = list(it) if isinstance(it, (dict, list)) else None
+                    if isinstance(it, list):
+                        values = [str(k) for k in range(len(it))]
+                elif isinstance(it, list):
+                    values = it
+                elif isinstance(it, str):
+                    values = list(it)
+            else:
+                values, pattern = self._counting_loop(open_i, close, env)
+        except (Unknown, RecursionError, IndexError):
+            values = None
+        if values is None or len(values) > MAX_LOOP_VALUES or not self._has_calls(body_start, body_end):
+            inner = dict(env)
+            if pattern is not None:
+                self.bind(pattern[0], pattern[1], _UNKNOWN, inner)
+            self.walk(body_start, body_end, parent, inner, ctx, depth + 1)
+            return nxt
+        for v in values:
+            inner = dict(env)
+            if pattern is not None:
+                self.bind(pattern[0], pattern[1], v, inner)
+            self.walk(body_start, body_end, parent, inner, ctx, depth + 1)
+        return nxt
+
+    def _has_calls(self, start: int, end: int) -> bool:
+        """Whether a loop body mentions a describe/it/test function (only
+        then is it worth walking once per value)."""
+        key = (start, end)
+        if key not in self._calls_cache:
+            self._calls_cache[key] = any(
+                t.kind == "ident" and (t.value in SUITE_FUNCS or t.value in TEST_FUNCS)
+                for t in self.toks[start:end])
+        return self._calls_cache[key]
+
+    def _bracket_depth(self, start: int, k: int) -> int:
+        d = 0
+        for j in range(start, k):
+            t = self.toks[j]
+            if t.kind == "punct":
+                d += t.value in "([{"
+                d -= t.value in ")]}"
+        return d
+
+    def _counting_loop(self, open_i: int, close: int,
+                       env: dict[str, object]) -> tuple[list[object] | None, tuple[int, int] | None]:
+        """``for (let i = A; i < B; i++)`` -> ([A..B), binding of i)."""
+        semis = [k for k in range(open_i + 1, close) if self._is(k, ";") and self._bracket_depth(open_i + 1, k) == 0]
+        if len(semis) != 2:
+            return None, None
+        j = open_i + 1
+        if self._is(j, "let") or self._is(j, "var"):
+            j += 1
+        if not (self.toks[j].kind == "ident" and self._is(j + 1, "=")):
+            return None, None
+        name = self.toks[j].value
+        start = self.eval(j + 2, semis[0], env)
+        c = semis[0] + 1
+        if not (self._is(c, name) and self.toks[c + 1].value in ("<", "<=")):
+            return None, None
+        limit = self.eval(c + 2, semis[1], env)
+        step_toks = [self.toks[k].value for k in range(semis[1] + 1, close)]
+        if step_toks not in ([name, "++"], ["++", name], [name, "+=", "1"]):
+            return None, None
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, limit)):
+            return None, None
+        stop = limit + 1 if self.toks[c + 1].value == "<=" else limit  # type: ignore[operator]
+        if stop - start > MAX_LOOP_VALUES:  # type: ignore[operator]
+            return None, (j, j + 1)
+        return list(range(start, stop)), (j, j + 1)  # type: ignore[arg-type]
+
+    def _receiver_start(self, dot: int) -> int:
+        """Start of the expression whose method is called at ``dot``."""
+        p = dot - 1
+        while p >= 0:
+            t = self.toks[p]
+            if t.kind == "punct" and t.value in ")]" and p in self.pairs:
+                p = self.pairs[p]
+                if p - 1 >= 0 and self.toks[p - 1].kind == "ident" and t.value == ")":
+                    p -= 1
+            elif t.kind not in ("ident", "str", "tmpl", "num"):
+                return p + 1
+            if p - 1 >= 0 and self.toks[p - 1].kind == "punct" and self.toks[p - 1].value in (".", "?."):
+                p -= 2
+                continue
+            return p
+        return 0
+
+    def _for_each(self, dot: int, end: int, parent: SpecNode | None, env: dict[str, object],
+                  ctx: str | None, depth: int) -> int | None:
+        open_i = dot + 2
+        args = self._split_args(open_i)
+        if not args:
+            return None
+        fn = self._function_at(args[0][0], args[0][1])
+        if fn is None:
+            return None
+        (p_start, p_end), (b_start, b_end) = fn
+        params = self._split_args(p_start - 1) if self._is(p_start - 1, "(") else [(p_start, p_end)]
+        try:
+            values = self.eval(self._receiver_start(dot), dot, env)
+            if not isinstance(values, list) or len(values) > MAX_LOOP_VALUES or not self._has_calls(b_start, b_end):
+                raise Unknown
+        except (Unknown, RecursionError, IndexError):
+            values = None
+        for n, v in enumerate(values if values is not None else [_UNKNOWN]):
+            inner = dict(env)
+            for k, (a, b) in enumerate(params[:2]):
+                self.bind(a, b, v if k == 0 else (n if values is not None else _UNKNOWN), inner)
+            self.walk(b_start, b_end, parent, inner, ctx, depth + 1)
+        return self._close(open_i) + 1
+
+    def _call(self, i: int, end: int, parent: SpecNode | None, env: dict[str, object],
+              ctx: str | None, depth: int) -> int | None:
+        """A describe/it/test/hook call at ``i``: records it, walks its
+        callback, and returns the index after it; None when it is not one."""
+        toks = self.toks
+        name = toks[i].value
+        member = i > 0 and toks[i - 1].kind == "punct" and toks[i - 1].value in (".", "?.")
+        if member:
+            # node:test subtests: t.test(...) on the test's context parameter.
+            if not (name == "test" and ctx is not None and i >= 2 and toks[i - 2].value == ctx):
+                return None
+        elif name not in SUITE_FUNCS and name not in TEST_FUNCS and name not in HOOK_FUNCS:
+            return None
+        if i > 0 and toks[i - 1].kind == "ident" and toks[i - 1].value in ("function", "class", "new"):
+            return None
+        mods: list[str] = []
+        j = i + 1
+        while self._is(j, ".") and j + 1 < end and toks[j + 1].kind == "ident":
+            mods.append(toks[j + 1].value)
+            j += 2
+        if not self._is(j, "(") or not set(mods) <= MODIFIERS:
+            return None
+        # An unclosed call (a file cut short) runs to the end of the range.
+        close = self.pairs.get(j, end - 1)
+        if self._is(close + 1, "{"):  # a method definition named like a test function
+            return None
+        args = self._split_args(j)
+        if name in HOOK_FUNCS and not member:
+            if mods:
+                return None
+            node = SpecNode(kind="hook", func=HOOK_FUNCS[name], file=self.file, line=self._line(i), parent=parent)
+            self._add(node, parent)
+            return close + 1
+        kind = "suite" if name in SUITE_FUNCS and not member else "test"
+        if not args:
+            return None
+        segs = self.title_segments(args[0][0], args[0][1], env)
+        node = SpecNode(kind=kind, func=name, file=self.file, line=self._line(i), parent=parent)
+        if segs is None:
+            node.pattern = re.compile(r".+", re.S)
+        elif any(s is None for s in segs):
+            node.pattern = _segments_pattern(segs)
+        else:
+            node.title = "".join(segs)  # type: ignore[arg-type]
+        node.skip = "skip" in mods or name in ("xit", "xspecify", "xdescribe", "xcontext")
+        node.todo = "todo" in mods
+        node.only = "only" in mods or name in ("fit", "fdescribe")
+        fn = None
+        for a, b in args[1:]:
+            if self._is(a, "{") and self.pairs.get(a) == b - 1:
+                self._options(node, a, b, env)
+            elif (f := self._function_at(a, b)) is not None:
+                fn = f
+        if fn is None and len(args) > 1 and not (self._is(args[-1][0], "{")):
+            fn_like = True  # a callback given by name: it runs, we cannot look inside
+        else:
+            fn_like = fn is not None
+        node.pending = not fn_like and self.flavor == "mocha" and kind == "test"
+        self._add(node, parent)
+        if fn is not None:
+            (p_start, p_end), (b_start, b_end) = fn
+            new_ctx = toks[p_start].value if p_start < p_end and toks[p_start].kind == "ident" else None
+            if kind == "test":
+                node.may_skip = any(
+                    toks[k].value in ("this", new_ctx) and self._is(k + 1, ".") and self._is(k + 2, "skip")
+                    and self._is(k + 3, "(") for k in range(b_start, min(b_end, len(toks) - 3)))
+            self.walk(b_start, b_end, node, dict(env), new_ctx if kind == "test" else ctx, depth + 1)
+        return close + 1
+
+    def _options(self, node: SpecNode, a: int, b: int, env: dict[str, object]) -> None:
+        """node:test's options object: { skip, todo, only, timeout }."""
+        for s, e in self._split_args(a):
+            key = self.toks[s].value
+            if key not in ("skip", "todo", "only") or not self._is(s + 1, ":"):
+                continue
+            try:
+                value = self.eval(s + 2, e, env)
+            except (Unknown, RecursionError, IndexError):
+                node.conditional = True
+                continue
+            if value in (False, None, UNDEFINED, 0, ""):
+                continue
+            setattr(node, key, True)
+            if isinstance(value, str) and key != "only":
+                node.reason = value
+
+    def _add(self, node: SpecNode, parent: SpecNode | None) -> None:
+        self.count += 1
+        (parent.children if parent is not None else self.roots).append(node)
+
+    def scan(self) -> list[SpecNode]:
+        try:
+            self.walk(0, len(self.toks), None, {}, None)
+        except RecursionError:
+            pass
+        return self.roots
+
+
+class _UnknownValue:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+_UNKNOWN = _UnknownValue()
+
+
+def scan_spec(file: str, text: str, flavor: str) -> list[SpecNode]:
+    """The describe/it/test/hook calls of one source text, nested, with
+    loops over literal tables expanded. ``flavor`` is "mocha" (an ``it()``
+    without a callback is pending) or "node"."""
+    try:
+        return _Scanner(file, text, flavor).scan()
+    except (RecursionError, IndexError, ValueError):
+        return []
+
+
+def iter_nodes(nodes: list[SpecNode]) -> Iterator[SpecNode]:
+    """Every node of a tree, depth-first in source order."""
+    for n in nodes:
+        yield n
+        yield from iter_nodes(n.children)
+
+
+TEST_PATH_RE = re.compile(
+    r"(?:^|/)(?:tests?|specs?|__tests__)/|(?:^|/)[^/]*(?:[._-](?:test|spec)s?|^test-[^/]*|test)\.[cm]?[jt]sx?$"
+)
+
+
+class _FileIndex:
+    """Lookup tables over the nodes of one file."""
+
+    def __init__(self, nodes: list[SpecNode]) -> None:
+        self.nodes = list(iter_nodes(nodes))
+        self.by_title: dict[str, list[SpecNode]] = {}
+        self.patterned: list[SpecNode] = []
+        for n in self.nodes:
+            if n.title is not None:
+                self.by_title.setdefault(n.title, []).append(n)
+            elif n.kind != "hook":
+                self.patterned.append(n)
+        self._joined: dict[str, tuple[dict[str, list[SpecNode]], list[tuple[re.Pattern[str], SpecNode]]]] = {}
+
+    def titled(self, title: str) -> list[SpecNode]:
+        """Nodes with this title, literal titles first, source order."""
+        return self.by_title.get(title, []) + [n for n in self.patterned if n.matches(title)]
+
+    def joined(self, sep: str) -> tuple[dict[str, list[SpecNode]], list[tuple[re.Pattern[str], SpecNode]]]:
+        """Full names (titles joined with ``sep``) -> nodes; patterns apart."""
+        if sep not in self._joined:
+            exact: dict[str, list[SpecNode]] = {}
+            patterns: list[tuple[re.Pattern[str], SpecNode]] = []
+            for n in self.nodes:
+                if n.kind == "hook":
+                    continue
+                chain = [*n.suites, n]
+                if all(c.title is not None for c in chain):
+                    exact.setdefault(sep.join(c.title for c in chain), []).append(n)  # type: ignore[misc]
+                else:
+                    rx = re.escape(sep).join(
+                        re.escape(c.title) if c.title is not None else (c.pattern.pattern if c.pattern else ".+")
+                        for c in chain)
+                    patterns.append((re.compile(rx, re.S), n))
+            self._joined[sep] = (exact, patterns)
+        return self._joined[sep]
+
+
+class SpecIndex:
+    """The spec files of a project, scanned on demand and cached."""
+
+    def __init__(self, index: SourceIndex, flavor: str) -> None:
+        self.index = index
+        self.flavor = flavor
+        self._trees: dict[str, list[SpecNode]] = {}
+        self._indexes: dict[str, _FileIndex] = {}
+        self._test_files: list[str] | None = None
+
+    def tree(self, rel: str) -> list[SpecNode]:
+        """The nodes of one file (empty when unreadable)."""
+        if rel not in self._trees:
+            lines = self.index.lines(rel)
+            self._trees[rel] = scan_spec(rel, "\n".join(lines), self.flavor) if lines else []
+        return self._trees[rel]
+
+    def _index(self, rel: str) -> _FileIndex:
+        if rel not in self._indexes:
+            self._indexes[rel] = _FileIndex(self.tree(rel))
+        return self._indexes[rel]
+
+    def test_files(self) -> list[str]:
+        """Project files that look like spec files."""
+        if self._test_files is None:
+            self._test_files = [f for f in self.index.files(JS_FILE_SUFFIXES)
+                                if TEST_PATH_RE.search(f) and not f.endswith(".d.ts")]
+        return self._test_files
+
+    def _files(self, file: str | None) -> list[str]:
+        return [file] if file else self.test_files()
+
+    def find(self, path: tuple[str, ...], title: str, file: str | None = None,
+             kinds: tuple[str, ...] = ("test",)) -> SpecNode | None:
+        """The call with these enclosing titles and this title: in ``file``,
+        or in the only spec file that has it. Literal titles win over
+        patterns; the first instance in a file wins."""
+        found: list[SpecNode] = []
+        for f in self._files(file):
+            hits = [n for n in self._index(f).titled(title) if n.kind in kinds and n.path_matches(path)]
+            if hits:
+                found.append(hits[0])
+        if len(found) > 1:
+            literal = [n for n in found if n.title is not None and all(s.title is not None for s in n.suites)]
+            found = literal if len(literal) == 1 else found
+        return found[0] if len(found) == 1 else None
+
+    def find_joined(self, joined: str, sep: str, file: str | None = None,
+                    kinds: tuple[str, ...] = ("test",)) -> SpecNode | None:
+        """The call whose enclosing titles and title, joined with ``sep``,
+        give ``joined`` (Mocha's fullTitle with sep=" "); None when several
+        files have one."""
+        found: list[SpecNode] = []
+        for f in self._files(file):
+            exact, patterns = self._index(f).joined(sep)
+            hit = next((n for n in exact.get(joined, []) if n.kind in kinds), None) or \
+                next((n for rx, n in patterns if n.kind in kinds and rx.fullmatch(joined)), None)
+            if hit is not None:
+                found.append(hit)
+        return found[0] if len(found) == 1 else None
+
+    def find_title(self, title: str, kinds: tuple[str, ...] = ("test",)) -> SpecNode | None:
+        """The only call with this literal title in the spec files (tests
+        defined in shared helper functions have no describe path)."""
+        hits = [n for f in self.test_files() for n in self._index(f).by_title.get(title, []) if n.kind in kinds]
+        return hits[0] if len(hits) == 1 else None
+
+    def hook(self, suite: SpecNode | None, file: str | None, kind: str) -> SpecNode | None:
+        """The first hook of ``kind`` ("before all", ...) in a suite (or at
+        the top level of ``file`` when ``suite`` is None)."""
+        nodes = suite.children if suite is not None else (self.tree(file) if file else [])
+        return next((n for n in nodes if n.kind == "hook" and n.func == kind), None)
+
+    def all_nodes(self) -> Iterator[SpecNode]:
+        """Every node of every spec file."""
+        for f in self.test_files():
+            yield from self._index(f).nodes
+
+
+# ============================================================================ the Mocha parser
+
+RUNNER_PREFIX = (
+    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
+    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*(?:(?:nyc|c8)(?:\s+-\S+)*\s+)?"
+    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
+    r"|node\s+(?:-\S+\s+)*)?"
+)
+COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?_?mocha(?:\.c?js)?(?=\s|$)")]
+OUTPUT_RE = [
+    re.compile(r"^\s+\d+ passing \(\d+(?:ms|s|m)\)$", re.M),
+    re.compile(r"^\s+\d+ failing$", re.M),
+    re.compile(r"^\s+\d+ pending$", re.M),
+    re.compile(r'"(?:before|after) (?:all|each)" hook (?:for|in) "', re.M),
+    re.compile(r"Timeout of \d+ms exceeded\. For async tests and hooks", re.M),
+    re.compile(r"^\s*Exception during run:", re.M),
+]
+
+SEP = " "
+# Reporters that print each test as it ends: on a killed run, the test after
+# the last one printed was the one running.
+PER_TEST_REPORTERS = {"spec", "list", "tap", "json-stream", "doc", "markdown"}
+HOOK_RE = re.compile(r'"(before all|before each|after all|after each)" hook\b')
+HOOK_FOR_RE = re.compile(r'hook(?:: .*?)? for "(.*)"$', re.S)
+TIMEOUT_RE = re.compile(r"Timeout of \d+ms exceeded")
+SUMMARY_RE = re.compile(r"^\s*(\d+) (passing|pending|failing)\b(?: \(\d+(?:\.\d+)?(?:ms|s|m)\))?\s*$")
+TREE_RES = (
+    # spec: indent + "  ✔ title (12ms)"; list: "  ✔ full title: 12ms"
+    (re.compile(r"^(?P<indent> *)  [✔✓√] (?P<title>.*?)(?: \((?P<ms>\d+)ms\)|: (?P<ms2>\d+)ms)?\s*$"), "passed"),
+    (re.compile(r"^(?P<indent> *)  (?P<n>\d+)\) (?P<title>\S.*?)\s*$"), "failed"),
+    (re.compile(r"^(?P<indent> *)  - (?P<title>\S.*?)\s*$"), "pending"),
+)
+LIST_BEGIN_RE = re.compile(r"^    (?P<full>\S.*?): (?P<rest> {0,2}(?:- |[✔✓√] |\d+\) ).*)$")
+SPEC_SUITE_RE = re.compile(r"^(?P<indent>(?:  )+)(?P<title>\S.*?)\s*$")
+FAIL_HEAD_RE = re.compile(r"^  (?P<n>\d+)\) (?P<title>\S.*?)\s*$")
+EXCEPTION_RE = re.compile(r"^\s*Exception during run:\s*(?P<rest>.*)$")
+FILE_LINE_RE = re.compile(r"(?:file://)?(?P<file>(?:<ROOT>|/|\.{1,2}/)?[^\s:()'\"]*\.[cm]?[jt]sx?):(?P<line>\d+)")
+STACK_RE = re.compile(r"^\s+at ")
+ERROR_HEAD_RE = re.compile(r"^\s*(?:[A-Z]\w*)?(?:Error|Exception)\b[^:]*:")
+DIFF_HEAD_RE = re.compile(r"^\s*\+ expected - actual\s*$")
+LOAD_ERROR_RE = re.compile(r"^(?:\w*Error\b|Cannot find module|Error \[ERR_)")
+ESM_SYNTAX_RE = re.compile(r"SyntaxError\[ @(?P<file>.+?) \]")
+REQUIRE_ENTRY_RE = re.compile(r"^\s*-\s+(\S+\.[cm]?[jt]sx?)\s*$")
+MAX_FAILURE_LINES = 400
+MAX_JSON_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class _Entry:
+    """One test (or hook failure) as an output shows it, before mapping."""
+
+    full: str
+    status: str  # "passed", "failed" or "pending"
+    path: tuple[str, ...] | None = None
+    title: str | None = None
+    file: str | None = None
+    message: str | None = None
+    details: str | None = None
+    duration_s: float | None = None
+    number: int | None = None  # the failure's number in the console
+
+
+def effective_words(run: RunOutput) -> list[str]:
+    """The command's shell words, plus those of the package.json script an
+    ``npm test`` / ``npm run x`` / ``yarn x`` segment runs (and the words
+    passed to it after ``--``), so options set in the script are seen."""
+    words = command_words(run.command)
+    root = run.sources_root
+    for seg in SEGMENT_SPLIT.split(run.command.strip()):
+        m = PACKAGE_RUNNER.match(seg)
+        if not m or root is None:
+            continue
+        try:
+            scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        script = scripts.get("test" if m.group(1) == "t" else m.group(1)) if isinstance(scripts, dict) else None
+        if isinstance(script, str):
+            seg_words = command_words(seg)
+            extra = seg_words[seg_words.index("--") + 1:] if "--" in seg_words else []
+            words += ["&&", *command_words(script), *extra]
+    return words
+
+
+def _chain_full(n: SpecNode) -> str | None:
+    """Mocha's fullTitle of a scanned node, None when a title is dynamic."""
+    chain = [*n.suites, n]
+    if any(c.title is None for c in chain):
+        return None
+    return SEP.join(c.title for c in chain if c.title)  # type: ignore[misc]
+
+
+class _Parser:
+    """One Mocha run: picks the reporter's output, then maps its entries."""
+
+    def __init__(self, run: RunOutput) -> None:
+        self.run = run
+        self.report = TestReport(framework=FRAMEWORK)
+        self.index = SourceIndex(run.sources_root)
+        self.specs = SpecIndex(self.index, "mocha")
+        self.words = effective_words(run)
+        self._config: dict[str, object] | None = None
+        self._suites: list[SpecNode] | None = None
+        self._suite_titles: set[str] = set()
+        self._hashed: dict[str, str] | None = None
+
+    # ------------------------------------------------------------------ command and config
+
+    def config(self) -> dict[str, object]:
+        """The project's .mocharc (json/jsonc/yaml) or package.json "mocha" key."""
+        if self._config is None:
+            self._config = _read_config(self.run.sources_root)
+        return self._config
+
+    def reporter(self) -> str:
+        values = option_values(self.words, "--reporter", "-R")
+        rep = values[-1] if values else self.config().get("reporter")
+        return rep.lower() if isinstance(rep, str) else "spec"
+
+    def reporter_output(self) -> str | None:
+        """``--reporter-option(s) output=PATH`` (xunit and json reporters)."""
+        raw: list[object] = list(option_values(self.words, "--reporter-option", "--reporter-options", "-O"))
+        if not raw:
+            cfg = self.config()
+            ro = cfg.get("reporter-option") or cfg.get("reporter-options") or cfg.get("reporterOptions")
+            if isinstance(ro, dict):
+                return ro.get("output") if isinstance(ro.get("output"), str) else None  # type: ignore[return-value]
+            raw = ro if isinstance(ro, list) else [ro]
+        for value in raw:
+            if not isinstance(value, str):
+                continue
+            for part in value.split(","):
+                k, _, v = part.partition("=")
+                if k.strip() == "output" and v.strip():
+                    return v.strip()
+        return None
+
+    def rel(self, path: str | None) -> str | None:
+        """A path as Mocha printed it, relative to the project root."""
+        if not path:
+            return None
+        return self.index.relative(path.strip()) or path.strip()
+
+    # ------------------------------------------------------------------ parse
+
+    def parse(self) -> TestReport:
+        rep = self.reporter()
+        out_path = self.reporter_output()
+        entries: list[_Entry] | None = None
+        if rep == "xunit":
+            entries = self.from_xunit_file(out_path) if out_path else self.from_xunit_stdout()
+        elif rep == "json":
+            entries = self.from_json_file(out_path) if out_path else self.from_json_stdout()
+        elif rep == "json-stream":
+            entries = self.from_json_stream()
+        elif rep == "tap":
+            entries = self.from_tap()
+        if entries is None:
+            entries = self.from_console()
+            if not entries and rep not in ("tap", "json", "xunit"):
+                # A reporter set where we cannot see it (.mocharc.js): try
+                # the machine-readable formats on stdout.
+                entries = self._other_formats() or entries
+        for e in entries:
+            self.add(e)
+        self.load_errors()
+        if self.run.killed_by_timeout:
+            self.report.timed_out = True
+            if rep in PER_TEST_REPORTERS or self.report.tests:
+                self.hanging_test()
+            else:
+                self.report.warnings.append(
+                    f"the run was killed by timeout and the {rep} reporter does not say which test was running")
+        self.report.timed_out = self.report.timed_out or any(t.timed_out for t in self.report.tests)
+        failing = sum(t.status in (Status.FAILED, Status.ERRORED) for t in self.report.tests)
+        if self.report.tests and not self.report.build_error and not self.run.killed_by_timeout \
+                and self.run.exit_code is not None and self.run.exit_code != min(failing, 255):
+            # Mocha exits with the number of failures (hooks included).
+            self.report.warnings.append(
+                f"Mocha exited with {self.run.exit_code} but {failing} failures were read")
+        if not self.report.tests:
+            if not self.report.warnings:
+                self.report.warnings.append("no Mocha test results found in the output")
+            self.report.output_tail = self.run.tail()
+        return self.report
+
+    def _other_formats(self) -> list[_Entry] | None:
+        """JSON, TAP or xunit found on stdout although the command did not
+        ask for them; the attempts leave no trace when they find nothing."""
+        saved = (list(self.report.sources), list(self.report.warnings))
+        for attempt in (self.from_json_stdout, self.from_tap, self.from_xunit_stdout):
+            self.report.sources = [x for x in saved[0] if x != "console"]
+            self.report.warnings = list(saved[1])
+            got = attempt()
+            if got:
+                return got
+        self.report.sources, self.report.warnings = saved
+        return None
+
+    # ------------------------------------------------------------------ mapping
+
+    def add(self, e: _Entry) -> None:
+        """Map one entry to a TestResult; file and line from the sources."""
+        file = self.rel(e.file)
+        line = None
+        native = None
+        timed_out = False
+        if hook := HOOK_RE.search(e.full):
+            status, native = Status.ERRORED, "hook"
+            hint = file if file and self.index.lines(file) else None
+            node = self._hook_node(e.full[: hook.start()].rstrip(), hook.group(1), hint)
+            if node is not None:
+                file, line = node.file, node.line
+        else:
+            node = None
+            # A file the output names but the sources do not have (another
+            # checkout's absolute path): search every spec file instead.
+            hint = file if file and self.index.lines(file) else None
+            if e.path is not None and e.title is not None:
+                node = self.specs.find(e.path, e.title, hint)
+            if node is None:
+                node = self.specs.find_joined(e.full, SEP, hint)
+            if node is None and e.title:
+                node = self.specs.find_title(e.title)
+            if node is not None:
+                file, line = node.file, node.line
+            if e.status == "passed":
+                status = Status.PASSED
+            elif e.status == "pending":
+                status, native = Status.SKIPPED, "pending"
+            else:
+                status = Status.FAILED
+                timed_out = bool(TIMEOUT_RE.search(f"{e.message}\n{e.details}"))
+        file = file or self._file_from_stack(e.details)
+        self.report.tests.append(TestResult(
+            id=e.full, status=status, file=file, line=line, message=e.message, details=e.details,
+            duration_s=e.duration_s, native_status=native, timed_out=timed_out, suite=file))
+
+    def _hook_node(self, suite_full: str, kind: str, file: str | None) -> SpecNode | None:
+        """The hook call (or, failing that, its suite) a hook failure names."""
+        if not suite_full:
+            files = [file] if file else self.specs.test_files()
+            hits = [h for f in files if (h := self.specs.hook(None, f, kind)) is not None]
+            return hits[0] if len(hits) == 1 else None
+        suite = self.specs.find_joined(suite_full, SEP, file, kinds=("suite",))
+        if suite is None:
+            return None
+        return self.specs.hook(suite, suite.file, kind) or suite
+
+    def _file_from_stack(self, details: str | None) -> str | None:
+        """The first project file named in a stack (not node_modules)."""
+        for m in FILE_LINE_RE.finditer(details or ""):
+            rel = self.rel(m.group("file"))
+            if rel and "node_modules/" not in rel and self.index.lines(rel):
+                return rel
+        return None
+
+    # ------------------------------------------------------------------ console reporters
+
+    def from_console(self) -> list[_Entry]:
+        """spec/list tree lines, the epilogue's numbered failures and its
+        counts. Reporters without a tree (dot, min, progress...) name only
+        the failures: the other tests come from the spec files."""
+        self.report.sources.append("console")
+        tree: list[_Entry] = []
+        failures: dict[int, _Entry] = {}
+        counts: dict[str, int] = {}
+        stack: list[str] = []
+        in_epilogue = False
+        cur: _Entry | None = None
+        cur_lines: list[str] = []
+        titles: list[str] | None = None  # an open failure title (one line per level)
+
+        def close() -> None:
+            nonlocal cur, cur_lines, titles
+            if titles is not None and cur is not None:
+                _set_titles(cur, titles)
+            if cur is not None:
+                cur.message, cur.details = _split_failure(cur_lines)
+            cur, cur_lines, titles = None, [], None
+
+        for line in self.run.lines("stdout"):
+            if "\r" in line:
+                # The list reporter rewrites its line with a carriage return:
+                # keep what a terminal would show.
+                line = line.rsplit("\r", 1)[-1]
+            if (lm := LIST_BEGIN_RE.match(line)) and lm.group("rest").lstrip("-✔✓√0123456789) ").startswith(
+                    lm.group("full")):
+                # "    title: " (test begin) with no carriage return before the result
+                line = lm.group("rest")
+            if titles is not None and cur is not None:
+                # Failure title lines: level k indented by 5 + 2k spaces.
+                want = 5 + 2 * len(titles)
+                if line.startswith(" " * want) and not line.startswith(" " * (want + 1)) and line.strip():
+                    titles.append(line.strip())
+                    if line.rstrip().endswith(":"):
+                        _set_titles(cur, titles)
+                        titles = None
+                    continue
+                _set_titles(cur, titles)
+                titles = None
+            m = SUMMARY_RE.match(line)
+            if m and cur is None:
+                in_epilogue = True
+                counts[m.group(2)] = int(m.group(1))
+                continue
+            if in_epilogue:
+                if hm := FAIL_HEAD_RE.match(line):
+                    close()
+                    cur = _Entry(full=hm.group("title"), status="failed", number=int(hm.group("n")))
+                    failures[cur.number] = cur  # type: ignore[index]
+                    titles = [hm.group("title")]
+                    if hm.group("title").endswith(":"):
+                        _set_titles(cur, titles)
+                        titles = None
+                elif cur is not None and len(cur_lines) < MAX_FAILURE_LINES:
+                    cur_lines.append(line)
+                continue
+            if (entry := _tree_entry(line, stack)) is not None:
+                tree.append(entry)
+                continue
+            sm = SPEC_SUITE_RE.match(line)
+            if sm and self._plausible_suite(sm.group("title")):
+                depth = len(sm.group("indent")) // 2 - 1
+                if depth <= len(stack):
+                    del stack[depth:]
+                    stack.append(sm.group("title"))
+        close()
+        entries = self._merge(tree, failures, counts)
+        self._check_counts(entries, counts)
+        return entries
+
+    def _plausible_suite(self, title: str) -> bool:
+        """Whether an indented line of the spec tree may be a suite title
+        rather than the tests' console output: when the spec files can be
+        read, one of them must have a describe() with that title."""
+        if self._suites is None:
+            self._suites = [n for n in self.specs.all_nodes() if n.kind == "suite"]
+            self._suite_titles = {n.title for n in self._suites if n.title is not None}
+        return not self._suites or title in self._suite_titles or any(
+            n.title is None and n.matches(title) for n in self._suites)
+
+    def _merge(self, tree: list[_Entry], failures: dict[int, _Entry], counts: dict[str, int]) -> list[_Entry]:
+        if tree:
+            out: list[_Entry] = []
+            for e in tree:
+                f = failures.pop(e.number, None) if e.status == "failed" and e.number is not None else None
+                if f is not None:
+                    f.duration_s = e.duration_s
+                    out.append(f)
+                else:
+                    out.append(e)
+            out.extend(failures.values())
+            return out
+        failed = list(failures.values())
+        if not counts:
+            # No epilogue: nothing ran (a load error) or the run was cut.
+            return failed
+        rest = self.from_sources(failed, counts)
+        if rest is None:
+            if counts.get("passing") or counts.get("pending"):
+                self.report.warnings.append(
+                    "this reporter names only the failing tests and the spec files could not be read: "
+                    "passing and pending tests are missing")
+            return failed
+        self.report.sources.append("sources")
+        return failed + rest
+
+    def _check_counts(self, entries: list[_Entry], counts: dict[str, int]) -> None:
+        got = {"passing": sum(e.status == "passed" for e in entries),
+               "pending": sum(e.status == "pending" for e in entries),
+               "failing": sum(e.status == "failed" for e in entries)}
+        for k, v in counts.items():
+            if got.get(k) != v:
+                self.report.warnings.append(f"Mocha counted {v} {k} but {got.get(k)} were read")
+
+    # ------------------------------------------------------------------ tests from the sources
+
+    def from_sources(self, failed: list[_Entry], counts: dict[str, int]) -> list[_Entry] | None:
+        """Passing and pending tests of the spec files Mocha ran: all tests
+        but the failures, those a failed hook kept from running, those
+        ``.only``/``--grep`` left out."""
+        files = self.spec_files()
+        order = [n for f in files for n in mocha_order(self.specs.tree(f))]
+        if not order:
+            return None
+        has_only = any(n.only for f in files for n in iter_nodes(self.specs.tree(f)))
+        grep, invert = self._grep(), "--invert" in self.words or "-i" in self.words
+        failed_full = {f.full for f in failed}
+        blocked = self._blocked(failed, order)
+        out: list[_Entry] = []
+        maybe: dict[int, bool] = {}
+        for n in order:
+            full = _chain_full(n)
+            if full is None:
+                self.report.warnings.append(
+                    f"{n.file}:{n.line}: a test title is built at run time; that test is not listed")
+                continue
+            chain = [*n.suites, n]
+            if full in failed_full or id(n) in blocked or (has_only and not any(c.only for c in chain)):
+                continue
+            if grep is not None and (grep.search(full) is None) != invert:
+                continue
+            out.append(_Entry(full=full, status="pending" if n.skipped else "passed",
+                              path=tuple(s.title or "" for s in n.suites), title=n.title, file=n.file))
+            maybe[id(out[-1])] = n.may_skip
+        # this.skip() at run time: when the pending count is short by exactly
+        # the number of tests that can skip themselves, they did.
+        short = counts.get("pending", 0) - sum(e.status == "pending" for e in out)
+        can = [e for e in out if e.status == "passed" and maybe.get(id(e))]
+        if short > 0 and len(can) == short:
+            for e in can:
+                e.status = "pending"
+        return out
+
+    def _blocked(self, failed: list[_Entry], order: list[SpecNode]) -> set[int]:
+        """Tests a failed hook kept from running: every test under the suite
+        of a failed "before all"; for "before each" the named test and the
+        rest of the suite; for "after each" the rest after the named test."""
+        blocked: set[int] = set()
+        for f in failed:
+            hm = HOOK_RE.search(f.full)
+            if not hm or hm.group(1) == "after all":
+                continue
+            prefix = f.full[: hm.start()].rstrip()
+            under = [n for n in order if _under(n, prefix)]
+            if hm.group(1) == "before all":
+                blocked.update(id(n) for n in under)
+                continue
+            first = HOOK_FOR_RE.search(f.full)
+            started = False
+            for n in under:
+                if not started and first and n.title == first.group(1):
+                    started = True
+                    if hm.group(1) == "after each":
+                        continue
+                if started:
+                    blocked.add(id(n))
+        return blocked
+
+    def _grep(self) -> re.Pattern[str] | None:
+        values = option_values(self.words, "--grep", "-g")
+        fixed = option_values(self.words, "--fgrep", "-f")
+        try:
+            if values:
+                return re.compile(values[-1])
+        except re.error:
+            self.report.warnings.append(f"could not read the --grep pattern {values[-1]!r}")
+            return None
+        return re.compile(re.escape(fixed[-1])) if fixed else None
+
+    def spec_files(self) -> list[str]:
+        """The files Mocha loads: paths/globs on the command line, else the
+        config's ``spec``, else ``./test/*.{js,cjs,mjs}`` (recursive with
+        ``--recursive``)."""
+        cfg = self.config()
+        specs = mocha_positional(self.words)
+        if not specs:
+            spec = cfg.get("spec")
+            specs = [spec] if isinstance(spec, str) else [s for s in spec if isinstance(s, str)] \
+                if isinstance(spec, list) else []
+        recursive = "--recursive" in self.words or cfg.get("recursive") is True
+        exts = tuple("." + e.lstrip(".") for e in option_values(self.words, "--extension")) or (".js", ".cjs", ".mjs")
+        files = self.index.files(JS_FILE_SUFFIXES)
+        out: list[str] = []
+        for spec in specs or ["./test"]:
+            spec = (self.rel(spec) or spec).rstrip("/")
+            if spec in files:
+                hits = [spec]
+            elif any(f.startswith(spec + "/") for f in files):
+                hits = [f for f in files if f.startswith(spec + "/") and f.endswith(exts)
+                        and (recursive or "/" not in f[len(spec) + 1:])]
+            else:
+                rx = glob_regex(spec)
+                hits = [f for f in files if rx.fullmatch(f)]
+            out.extend(h for h in sorted(hits) if h not in out)
+        ignore = [glob_regex(self.rel(i) or i) for i in option_values(self.words, "--ignore", "--exclude")]
+        return [f for f in out if not any(r.fullmatch(f) for r in ignore)]
+
+    def hanging_test(self) -> None:
+        """The test running when coreutils ``timeout`` killed Mocha: the
+        first runnable test after the last one reported, in run order."""
+        reported = {t.id for t in self.report.tests}
+        order = [n for f in self.spec_files() for n in mocha_order(self.specs.tree(f))]
+        last = max((k for k, n in enumerate(order) if _chain_full(n) in reported), default=-1)
+        for n in order[last + 1:]:
+            full = _chain_full(n)
+            if n.skipped or full is None or full in reported:
+                continue
+            self.report.tests.append(TestResult(
+                id=full, status=Status.FAILED, file=n.file, line=n.line, timed_out=True, suite=n.file,
+                message="the run was killed by timeout while this test was running "
+                        "(the test after the last reported one)"))
+            return
+
+    # ------------------------------------------------------------------ load errors
+
+    def load_errors(self) -> None:
+        """A spec file that failed to load (``Exception during run``, or a
+        bare ``file:line`` + SyntaxError when nothing ran): one errored
+        entry keyed by the file."""
+        lines = list(_head(self.run.lines("stderr"), MAX_FAILURE_LINES))
+        start = next((k for k, ln in enumerate(lines) if EXCEPTION_RE.match(ln) or ESM_SYNTAX_RE.search(ln)), None)
+        if start is None:
+            if self.report.tests:
+                return
+            start = next((k for k, ln in enumerate(lines) if FILE_LINE_RE.fullmatch(ln.strip())
+                          and any(LOAD_ERROR_RE.match(x.strip()) for x in lines[k + 1:k + 8])), None)
+            if start is None:
+                return
+        head = EXCEPTION_RE.match(lines[start])
+        text = ([head.group("rest")] if head else [lines[start]]) + lines[start + 1:]
+        file, line = self._load_error_site(text)
+        text = [ESM_SYNTAX_RE.sub("SyntaxError", ln) for ln in text]
+        err = next((ln.strip() for ln in text if LOAD_ERROR_RE.match(ln.strip())), None)
+        message = err or next((ln.strip() for ln in text if ln.strip()), "a spec file failed to load")
+        self.report.tests.append(TestResult(
+            id=file or "mocha", status=Status.ERRORED, file=file, line=line, message=message,
+            details="\n".join(text).strip() or None, native_status="load error", suite=file))
+        self.report.build_error = True
+        self.report.sources.append("stderr")
+
+    def _load_error_site(self, text: list[str]) -> tuple[str | None, int | None]:
+        """The failing file: the ``file:line`` header Node prints for a
+        SyntaxError, else the first "Require stack" entry, else the first
+        project frame of the stack."""
+        candidates: list[tuple[str, int | None]] = []
+        for ln in text:
+            if m := ESM_SYNTAX_RE.search(ln):  # Mocha's "SyntaxError[ @file ]" for ES modules
+                candidates.append((m.group("file"), None))
+        for ln in text:
+            if not STACK_RE.match(ln) and (m := FILE_LINE_RE.search(ln)):
+                candidates.append((m.group("file"), int(m.group("line"))))
+        for ln in text:
+            if m := REQUIRE_ENTRY_RE.match(ln):
+                candidates.append((m.group(1), None))
+        for ln in text:
+            if STACK_RE.match(ln) and (m := FILE_LINE_RE.search(ln)):
+                candidates.append((m.group("file"), int(m.group("line"))))
+        for path, line in candidates:
+            rel = self.rel(path)
+            if rel and "node_modules/" not in rel and not rel.startswith("node:"):
+                if line is None:  # a stack frame in that file has the line
+                    line = next((ln for p, ln in candidates if ln is not None and self.rel(p) == rel), None)
+                return rel, line
+        return None, None
+
+    # ------------------------------------------------------------------ tap
+
+    def from_tap(self) -> list[_Entry] | None:
+        """``--reporter tap`` (TAP 12, or 13 with ``tapVersion=13``)."""
+        reader = TapReader(self.run.lines("stdout"))
+        out: list[_Entry] = []
+        for p in reader:
+            if p.directive is not None:
+                out.append(_Entry(full=p.description, status="pending"))
+            elif p.ok:
+                out.append(_Entry(full=p.description, status="passed"))
+            elif p.diagnostics is not None:
+                out.append(_Entry(full=p.description, status="failed", message=_text(p.diag("message")),
+                                  details=_text(p.diag("stack"))))
+            else:
+                msg, details = _split_tap12(p.trailing)
+                out.append(_Entry(full=p.description, status="failed", message=msg, details=details))
+        if not reader.saw_tap:
+            self.report.warnings.append("no TAP found on stdout for --reporter tap; read the console")
+            return None
+        self.report.sources.append("tap")
+        self.report.warnings.extend(reader.warnings)
+        # Mocha's TAP reporter drops '#' from titles; the sources have them.
+        for e in out:
+            if (full := self._with_hashes(e.full)) is not None:
+                e.full = full
+        return out
+
+    def _with_hashes(self, printed: str) -> str | None:
+        if self._hashed is None:
+            self._hashed = {}
+            for n in self.specs.all_nodes():
+                full = _chain_full(n) if n.kind == "test" else None
+                if full and "#" in full:
+                    self._hashed[full.replace("#", "")] = full
+        return self._hashed.get(printed)
+
+    # ------------------------------------------------------------------ json
+
+    def from_json_stdout(self) -> list[_Entry] | None:
+        data = _json_document(self.run.lines("stdout"))
+        if data is None:
+            self.report.warnings.append(
+                "no complete Mocha JSON document on stdout (--reporter json); read the console")
+            return None
+        self.report.sources.append("json:stdout")
+        return self._json_entries(data)
+
+    def from_json_file(self, path: str) -> list[_Entry] | None:
+        p = self.run.resolve(path)
+        if p is None or not p.is_file():
+            self.report.warnings.append(f"JSON report {path} does not exist; read the console")
+            return None
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            data = _json_document(line.rstrip("\r\n") for line in fh)
+        if data is None:
+            self.report.warnings.append(f"JSON report {path} is truncated or not a Mocha report; read the console")
+            return None
+        self.report.sources.append(f"json:{path}")
+        return self._json_entries(data)
+
+    def _json_entries(self, data: dict[str, object]) -> list[_Entry]:
+        """Mocha's JSON: ``tests`` (every test that ended), ``failures``
+        (with hook failures), ``pending``."""
+        def dicts(key: str) -> list[dict[str, object]]:
+            v = data.get(key)
+            return [t for t in v if isinstance(t, dict) and isinstance(t.get("fullTitle"), str)] \
+                if isinstance(v, list) else []
+
+        failed = {str(t["fullTitle"]) for t in dicts("failures")}
+        pending = {str(t["fullTitle"]) for t in dicts("pending")}
+        out: list[_Entry] = []
+        seen: set[str] = set()
+        for t in dicts("tests") + dicts("failures"):
+            full = str(t["fullTitle"])
+            if full in seen:
+                continue
+            seen.add(full)
+            err = t.get("err") if isinstance(t.get("err"), dict) else {}
+            status = "failed" if full in failed else "pending" if full in pending else "passed"
+            dur = t.get("duration")
+            e = _Entry(full=full, status=status, title=_text(t.get("title")), file=_text(t.get("file")),
+                       duration_s=dur / 1000 if isinstance(dur, (int, float)) else None)
+            if status == "failed":
+                stack = _text(err.get("stack"))  # type: ignore[union-attr]
+                e.message = _text(err.get("message")) or (stack.splitlines()[0] if stack else None)  # type: ignore[union-attr]
+                e.details = stack
+            out.append(e)
+        stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
+        counts = {k: stats.get(s) for k, s in  # type: ignore[union-attr]
+                  (("passing", "passes"), ("pending", "pending"), ("failing", "failures"))}
+        self._check_counts(out, {k: v for k, v in counts.items() if isinstance(v, int)})
+        return out
+
+    def from_json_stream(self) -> list[_Entry] | None:
+        """``--reporter json-stream``: one ``["pass"|"fail", {...}]`` per line
+        (pending tests are not printed by this reporter)."""
+        out: list[_Entry] = []
+        for line in self.run.lines("stdout"):
+            if not line.startswith('["'):
+                continue
+            try:
+                event, body = json.loads(line)
+            except (ValueError, TypeError):
+                continue
+            if event not in ("pass", "fail") or not isinstance(body, dict) or not isinstance(body.get("fullTitle"), str):
+                continue
+            e = _Entry(full=body["fullTitle"], status="passed" if event == "pass" else "failed",
+                       file=_text(body.get("file")))
+            if event == "fail":
+                e.details = _text(body.get("stack"))
+                e.message = _text(body.get("err")) or (e.details.splitlines()[0] if e.details else None)
+            out.append(e)
+        if not out:
+            return None
+        self.report.sources.append("json-stream")
+        return out
+
+    # ------------------------------------------------------------------ xunit
+
+    def from_xunit_file(self, path: str) -> list[_Entry] | None:
+        p = self.run.resolve(path)
+        if p is None or not p.is_file():
+            self.report.warnings.append(f"xunit report {path} does not exist; read the console")
+            return None
+        return self._xunit(JUnitReader(p), f"xunit:{path}")
+
+    def from_xunit_stdout(self) -> list[_Entry] | None:
+        """xunit to stdout: the document starts at its first tag (the tests'
+        console output may come first)."""
+        def xml_lines() -> Iterator[str]:
+            started = False
+            for line in self.run.lines("stdout"):
+                if not started and (k := line.find("<testsuite")) < 0 and (k := line.find("<?xml")) < 0:
+                    continue
+                if not started:
+                    started, line = True, line[k:]
+                yield line
+
+        return self._xunit(JUnitReader("stdout", stream=line_stream(xml_lines())), "xunit:stdout")
+
+    def _xunit(self, reader: JUnitReader, label: str) -> list[_Entry] | None:
+        """Mocha's xunit: classname = the parent suites' full title, name =
+        the test title; every failure (hooks included) is a <failure>."""
+        out: list[_Entry] = []
+        for case in reader:
+            full = f"{case.classname} {case.name}" if case.classname else case.name
+            e = _Entry(full=full, status="passed", path=None, title=case.name, file=case.file, duration_s=case.time)
+            if case.outcome in ("failure", "error"):
+                e.status = "failed"
+                e.message, e.details = _split_xunit(case.text or case.message or "")
+            elif case.outcome == "skipped":
+                e.status = "pending"
+            out.append(e)
+        self.report.warnings.extend(reader.warnings)
+        if not out and not reader.complete:
+            return None
+        self.report.sources.append(label)
+        if not reader.complete:
+            # A cut report: add what the console (a spec tree, the failures) names.
+            known = {e.full for e in out}
+            before = len(self.report.sources)
+            out.extend(e for e in self.from_console() if e.full not in known)
+            del self.report.sources[before:]
+        return out
+
+
+# ============================================================================ helpers
+
+
+def _tree_entry(line: str, stack: list[str]) -> _Entry | None:
+    """A spec/list test line: ``✔ title``, ``N) title`` or ``- title``."""
+    for rx, status in TREE_RES:
+        m = rx.match(line)
+        if not m:
+            continue
+        del stack[len(m.group("indent")) // 2:]
+        path = tuple(stack)
+        title = m.group("title")
+        e = _Entry(full=SEP.join((*path, title)), status=status, path=path, title=title)
+        if status == "passed" and (ms := m.group("ms") or m.group("ms2")):
+            e.duration_s = int(ms) / 1000
+        if status == "failed":
+            e.number = int(m.group("n"))
+        return e
+    return None
+
+
+def _set_titles(e: _Entry, titles: list[str]) -> None:
+    """A failure's title lines (one per level, the last ends with ':')."""
+    parts = [t for t in titles if t]
+    if parts and parts[-1].endswith(":"):
+        parts[-1] = parts[-1][:-1]
+    e.path, e.title = tuple(parts[:-1]), parts[-1] if parts else ""
+    e.full = SEP.join(parts)
+
+
+def _under(n: SpecNode, prefix: str) -> bool:
+    """Whether a test is inside the suite whose full title is ``prefix``."""
+    if not prefix:
+        return True
+    titles = [s.title or "" for s in n.suites]
+    return any(SEP.join(titles[:k]) == prefix for k in range(1, len(titles) + 1))
+
+
+def mocha_order(nodes: list[SpecNode]) -> list[SpecNode]:
+    """Tests in Mocha's run order: a suite's own tests, then its suites."""
+    out = [n for n in nodes if n.kind == "test"]
+    for n in nodes:
+        if n.kind == "suite":
+            out.extend(mocha_order(n.children))
+    return out
+
+
+VALUE_OPTIONS = {
+    "--reporter", "-R", "--reporter-option", "--reporter-options", "-O", "--grep", "-g", "--fgrep", "-f",
+    "--timeout", "-t", "--slow", "-s", "--require", "-r", "--ui", "-u", "--config", "--package", "--extension",
+    "--ignore", "--exclude", "--file", "--retries", "--jobs", "-j", "--node-option", "-n", "--import",
+}
+
+
+def mocha_positional(words: list[str]) -> list[str]:
+    """Spec paths/globs on the mocha command line (and ``--spec`` values)."""
+    start = next((i + 1 for i, w in enumerate(words) if re.search(r"(?:^|/)_?mocha(?:\.c?js)?$", w)), None)
+    if start is None:
+        return []
+    out: list[str] = []
+    k = start
+    while k < len(words):
+        w = words[k]
+        if w in ("&&", "||", ";", "|"):
+            break
+        if w == "--spec" and k + 1 < len(words):
+            out.append(words[k + 1])
+            k += 2
+            continue
+        if w.startswith("--spec="):
+            out.append(w[7:])
+        elif w.startswith("-"):
+            k += 2 if "=" not in w and w in VALUE_OPTIONS else 1
+            continue
+        else:
+            out.append(w)
+        k += 1
+    return out
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob (``**``, ``*``, ``?``, ``{a,b}``) as a regex over relative
+    POSIX paths (fnmatch's ``*`` would cross ``/``)."""
+    pattern = pattern.strip().strip("'\"")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "{" and (j := pattern.find("}", i)) > i:
+            out.append("(?:" + "|".join(re.escape(x) for x in pattern[i + 1:j].split(",")) + ")")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out))
+
+
+def _read_config(root: Path | None) -> dict[str, object]:
+    """.mocharc.{json,jsonc,yml,yaml} or package.json's "mocha" key."""
+    if root is None:
+        return {}
+    for name in (".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"):
+        p = root / name
+        if not p.is_file():
+            continue
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+            if name.endswith(("yml", "yaml")):
+                data = yaml.safe_load(text)
+            else:
+                data = json.loads(re.sub(r"(?m)^\s*//.*$", "", text))
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict):
+            return data
+    try:
+        pkg = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return pkg["mocha"] if isinstance(pkg, dict) and isinstance(pkg.get("mocha"), dict) else {}
+
+
+def _head(lines: Iterator[str], limit: int) -> Iterator[str]:
+    for k, line in enumerate(lines):
+        if k >= limit:
+            return
+        yield line
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+def _split_failure(lines: list[str]) -> tuple[str | None, str | None]:
+    """An epilogue failure block -> (message, details): the message is the
+    error text up to the "+ expected - actual" diff or the stack."""
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    if not lines:
+        return None, None
+    msg: list[str] = []
+    for ln in lines:
+        if STACK_RE.match(ln) or DIFF_HEAD_RE.match(ln):
+            break
+        msg.append(ln.strip())
+    return "\n".join(msg).strip() or lines[0].strip(), "\n".join(lines)
+
+
+def _split_tap12(lines: list[str]) -> tuple[str | None, str | None]:
+    """Mocha's TAP 12 failure: the message (indented), then the stack,
+    whose first line is ``Name: message``."""
+    body = [ln[2:] if ln.startswith("  ") else ln for ln in lines]
+    while body and not body[-1].strip():
+        body.pop()
+    if not body:
+        return None, None
+    k = next((i for i, ln in enumerate(body) if i > 0 and ERROR_HEAD_RE.match(ln) and not ln.startswith(" ")), None)
+    if k is None:
+        return _split_failure(body)[0], "\n".join(body)
+    message = "\n".join(body[:k]).strip()
+    first = body[k].strip()
+    if message and first.endswith(message.splitlines()[0].strip()):
+        message = "\n".join([first, *message.splitlines()[1:]])  # keep the error's name
+    return message or first, "\n".join(body[k:])
+
+
+def _split_xunit(text: str) -> tuple[str | None, str | None]:
+    """Mocha's xunit failure text: the message, a diff, then the stack."""
+    lines = text.splitlines()
+    k = next((i for i, ln in enumerate(lines) if i > 0 and ERROR_HEAD_RE.match(ln) and not ln.startswith(" ")),
+             None)
+    head = lines[:k] if k is not None else lines
+    cut = next((i for i, ln in enumerate(head) if DIFF_HEAD_RE.match(ln) or STACK_RE.match(ln)), None)
+    message = "\n".join(head[:cut]).strip()
+    if k is not None and message and lines[k].strip().endswith(message.splitlines()[0].strip()):
+        message = "\n".join([lines[k].strip(), *message.splitlines()[1:]])
+    return message or (lines[0].strip() if lines else None), text or None
+
+
+def _json_document(lines: Iterator[str]) -> dict[str, object] | None:
+    """The Mocha JSON document in a stream whose first lines may be the
+    tests' console output: it starts at a ``{`` line followed by ``"stats"``."""
+    buf: list[str] = []
+    prev: str | None = None
+    size = 0
+    for line in lines:
+        if not buf:
+            if prev is not None and prev.strip() == "{" and line.lstrip().startswith('"stats"'):
+                buf = [prev]
+            elif line.startswith('{"stats"'):
+                buf = []
+            else:
+                prev = line
+                continue
+        buf.append(line)
+        size += len(line) + 1
+        if size > MAX_JSON_BYTES:
+            return None
+    if not buf:
+        return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode("\n".join(buf))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def parse(run: RunOutput) -> TestReport:
+    """Parse a Mocha run (any reporter listed in the module docstring)."""
+    return _Parser(run).parse()
