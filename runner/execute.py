@@ -49,10 +49,11 @@ class TestRun(BaseModel):
     artifacts: str
 
 
-def _exec(command: str, workspace: Path, out_dir: Path, settings, heartbeat: Callable[[str], None]) -> Execution:
+async def _exec(command: str, workspace: Path, out_dir: Path, settings,
+                heartbeat: Callable[[str], None]) -> Execution:
     from sandbox import run_command  # the sandbox owns isolation and limits
 
-    return run_command(command, workspace, out_dir, settings, heartbeat)
+    return await run_command(command, workspace, out_dir, settings, heartbeat)
 
 
 def _not_found(ex: Execution) -> bool:
@@ -62,7 +63,7 @@ def _not_found(ex: Execution) -> bool:
     return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
 
 
-def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
+async def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
               heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> TestRun:
     """Build (when the plan has a build step), test, parse; typed errors for
     what no retry can fix (build failure, command not found)."""
@@ -70,7 +71,7 @@ def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
     reports = workspace / REPORT_DIR
     build = None
     if plan.build_command and command is None:
-        build = _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat)
+        build = await _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat)
         if build.exit_code != 0:
             kind = ErrorKind.COMMAND_NOT_FOUND if _not_found(build) else ErrorKind.BUILD_FAILURE
             if build.timed_out:
@@ -84,7 +85,7 @@ def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        test = _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat)
+        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat)
         if not _not_found(test):
             break
     assert test is not None

@@ -140,9 +140,9 @@ class FixSuiteWorkflow:
     # --- the run ---------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, request: FixRequest, progress: SuiteProgress | None = None) -> RunSummary:
-        if progress is None:
-            progress = await self._start(request)
+    async def run(self, request: FixRequest) -> RunSummary:
+        progress = request.resume or await self._start(request)
+        request = request.model_copy(update={"resume": None})
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
@@ -155,7 +155,7 @@ class FixSuiteWorkflow:
             if progress.remaining and (processed >= TESTS_PER_RUN or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(self._views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(args=[request, progress])
+                workflow.continue_as_new(request.model_copy(update={"resume": progress}))
         await self._process_rollbacks()
         summary = await self._finish(request, progress)
         await workflow.wait_condition(workflow.all_handlers_finished)

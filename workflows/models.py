@@ -101,6 +101,9 @@ class FixRequest(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
+    # Where a long run is when it continues as new; set by the workflow, never by users.
+    # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
+    resume: SuiteProgress | None = None
 
 
 class Workspace(BaseModel):
@@ -387,3 +390,6 @@ class SuiteProgress(BaseModel):
     summary: RunSummary
     deadline_unix: float
     applied: dict[str, int] = Field(default_factory=dict)  # fixed test -> its applied attempt
+
+
+FixRequest.model_rebuild()

@@ -136,7 +136,7 @@ async def test_server_restarts_from_its_database_mid_run(demo_repo, scripted, tm
     env = await start()  # and comes back from its SQLite file
     try:
         async with build_worker(env.client, task_queue=queue):
-            summary = await asyncio.wait_for(env.client.get_workflow_handle(run_id).result(result_type=RunSummary),
+            summary = await asyncio.wait_for(env.client.get_workflow_handle(run_id, result_type=RunSummary).result(),
                                              timeout=240)
     finally:
         await env.shutdown()

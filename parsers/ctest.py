@@ -1,0 +1,981 @@
+"""CTest (CMake's test driver) and the CMake build that precedes it.
+
+Console output (stdout), as ``cmCTestRunTest`` prints it:
+
+* ``Start  n: name`` when a test starts (with ``-j`` several start before
+  any finishes), then one result line when it ends, in completion order:
+  ``k/N Test  #n: name ....   Passed    0.01 sec``; failure kinds
+  ``***Failed  [reason]``, ``***Timeout``, ``***Exception: SegFault``
+  (``Illegal``, ``Interrupt``, ``Numerical``, or the signal text such as
+  ``Subprocess aborted`` / ``Child aborted``), ``***Not Run`` (missing
+  executable, failed fixture: counted as failed by ctest),
+  ``***Not Run (Disabled)`` and ``***Skipped`` (both "did not run");
+  ``MemCheck`` replaces ``Test`` under ``-T memcheck``;
+* ``--output-on-failure``: the failed test's output right after its result
+  line; ``-V``: every test's output as ``n: text`` lines;
+* the summary ``P% tests passed, F tests failed out of T`` (ctest 4:
+  ``P% tests passed out of T``), ``The following tests did not run:`` and
+  ``The following tests FAILED:`` (``  n - name (Kind)``), used to
+  cross-check and to add tests whose result line is missing.
+
+Ids are ctest test names; ``gtest_discover_tests`` names them
+``[prefix]Suite.Test[suffix]`` (``DISABLED_`` stripped, TEST_P instances
+``Inst/Suite.Test/<param>``), which is how file/line are found in the
+sources (the TEST/TEST_F/TEST_P definition). Messages come from the test's
+output: gtest failure blocks, GTEST_SKIP reasons, or the key lines of any
+other program; ``--output-junit FILE`` (relative to the test directory)
+supplies the output of tests the console did not show.
+
+Build failures (``cmake --build`` / ``make`` / ``ninja`` before the tests):
+compiler ``file:line:col: error:`` diagnostics, linker errors, ``CMake
+Error at file:line`` and make/ninja failures become one errored entry per
+source file and set ``build_error``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from parsers.detect import SEGMENT_SPLIT, command_words
+from parsers.junit_xml import JUnitCase, JUnitReader
+from parsers.locate import SourceIndex
+from parsers.models import Status, TestReport, TestResult
+from parsers.run_output import RunOutput, strip_ansi
+
+FRAMEWORK = "ctest"
+_ENV = r"^\s*(?:\w+=\S*\s+)*"
+COMMAND_RE = [
+    re.compile(_ENV + r"(?:\S*/)?ctest(?:\.exe)?(?:\s|$)"),
+    re.compile(_ENV + r"(?:\S*/)?cmake(?:\.exe)?\s+(?:.*\s)?--build(?:\s|$)"),
+    # make/ninja driving CMake's own `test` target in a build directory
+    re.compile(_ENV + r"(?:\S*/)?(?:g?make|ninja)\s+(?:.*\s)?-C\s*\S+\s+(?:.*\s)?test(?:\s|$)"),
+]
+OUTPUT_RE = [
+    re.compile(r"^Test project \S", re.M),
+    re.compile(r"^\s*\d+/\d+ (?:Test|MemCheck)\s+#\d+: .*(?:Passed|\*\*\*\w.*)\s+[\d.]+ sec$", re.M),
+    re.compile(r"^\s*Start\s+\d+: \S", re.M),
+    re.compile(r"^\d+% tests passed(?:, \d+ tests? failed)? out of \d+", re.M),
+    re.compile(r"^Total Test time \(real\) =", re.M),
+    re.compile(r"^Errors while running CTest", re.M),
+    re.compile(r"^\[\s*\d+%\] (?:Building (?:C|CXX|CUDA|Fortran) object|Linking (?:C|CXX) executable|Built target)",
+               re.M),
+    re.compile(r"^CMake Error", re.M),
+    re.compile(r"^The following tests (?:FAILED|did not run):", re.M),
+    re.compile(r"^\s+\d+ - .+ \((?:Failed|Timeout|SEGFAULT|Not Run|Disabled|Skipped|OTHER_FAULT)\)", re.M),
+    re.compile(r"^(?:Internal ctest changing into directory|UpdateCTestConfiguration  from) ", re.M),
+]
+
+# -- ctest console ------------------------------------------------------------
+START = re.compile(r"^\s*Start\s+(?P<num>\d+): (?P<name>.+?)\s*$")
+RESULT = re.compile(
+    r"^\s*(?P<done>\d+)/\s*(?P<total>\d+) (?:Test|MemCheck)\s+#(?P<num>\d+): "
+    r"(?P<rest>.*?)\s+(?P<time>\d+\.\d+) sec\s*$",
+    re.S,
+)
+# the same prefix without a status: --progress prints it when a test starts; a
+# PASS_REGULAR_EXPRESSION reason ("Regex=[a\nb\n]") spreads the result over lines
+RESULT_HEAD = re.compile(r"^\s*\d+/\s*\d+ (?:Test|MemCheck)\s+#(?P<num>\d+): (?P<name>.*?)\s*$")
+# the status part of a result line: "name ....   Passed" / "name ...***Failed  reason"
+RESULT_STATUS = re.compile(r"^(?P<name>.*?)(?:\s+\.*)?(?:\s{3}(?P<passed>Passed)\b.*|\*\*\*(?P<kind>.*?))$", re.S)
+VERBOSE = re.compile(r"^(?P<num>\d+): ?(?P<text>.*)$")
+VERBOSE_NOISE = re.compile(r"^(?:(?:Test|MemCheck) command: |Working Directory: |Test timeout computed to be: |"
+                           r"Environment variables?(?: modifications)?: |Test timeout changed to )")
+SUMMARY = re.compile(r"^(?P<pct>\d+)% tests passed(?:, (?P<failed>\d+) tests? failed)? out of (?P<total>\d+)")
+LIST_HEAD = re.compile(r"^The following tests (?P<which>FAILED|did not run):\s*$")
+LIST_ITEM = re.compile(r"^\s+(?P<num>\d+) - (?P<name>.+) \((?P<kind>[^()]+)\)(?:\s+[^()]*)?$")
+END_OF_TESTS = re.compile(r"^(?:\d+% tests passed|Total Test time \(real\)|The following tests |"
+                          r"Label Time Summary:|Subproject Time Summary:|Errors while running CTest|"
+                          r"No tests were found)")
+# any line ctest itself may print (a cheap test before the specific patterns)
+CTEST_LINE = re.compile(r"^\s*(?:\d|Start\s|Test project |The following tests |Total Test time|Label Time Summary|"
+                        r"Subproject Time Summary|Errors while running CTest|No tests were found)")
+TEST_PROJECT = re.compile(r"^Test project (?P<dir>.+?)\s*$")
+NO_TESTS = re.compile(r"^No tests were found!*\s*$")
+# why a test did not run (ctest prints these on stderr, in start order)
+NOT_RUN_WHY = re.compile(r"^(?:Unable to find executable: .*|Could not find executable .*|"
+                         r"Unable to find required file: .*|Failed test dependencies: .*|"
+                         r"Test not available (?:without configuration|in configuration).*)$")
+# the kinds of the summary lists, as result-line kinds
+LIST_KINDS = {"SEGFAULT": "Exception: SegFault", "ILLEGAL": "Exception: Illegal", "INTERRUPT": "Exception: Interrupt",
+              "NUMERICAL": "Exception: Numerical", "OTHER_FAULT": "Exception: Other", "BAD_COMMAND": "Not Run",
+              "Disabled": "Not Run (Disabled)"}
+
+# -- googletest output inside a test's output ---------------------------------
+GTEST_RUN = re.compile(r"^\[ RUN      \] (?P<name>\S+)")
+GTEST_END = re.compile(r"^\[ +(?P<word>OK|FAILED|SKIPPED) +\] ")
+# "file:17: Failure" / "unknown file: Failure" / "file(17): error: msg" (MSVC) / "file:26: Skipped"
+GTEST_PART = re.compile(r"^\S.*?(?::\d+)?: (?P<kind>Failure|Skipped)$|^\S.*?\(\d+\): error: (?P<msg>.*)$")
+# key lines of non-gtest test programs (assert.h, uncaught exceptions, Catch2, doctest, Boost.Test...)
+KEY_LINE = re.compile(r"(?i)\b(?:assert(?:ion)?|fail(?:ed|ure)?|error|exception|terminate called|what\(\)|"
+                      r"abort(?:ed)?|panic)\b")
+MAX_BLOCK_LINES = 40
+MAX_PARTIAL_LINES = 8
+MAX_BLOCKS = 8
+HEAD_LINES = 80
+TAIL_LINES = 80
+
+# -- build output ---------------------------------------------------------------
+DIAG = re.compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?):(?P<line>\d+):(?:\d+:)? (?P<kind>(?:fatal )?error): "
+                  r"(?P<msg>.*)$")
+MSVC_DIAG = re.compile(r"^\s*(?P<file>\S.*?)\((?P<line>\d+)(?:,\d+)?\): (?P<kind>(?:fatal )?error) "
+                       r"(?P<code>[A-Z]+\d+): (?P<msg>.*)$")
+DIAG_CONTEXT = re.compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?): (?:In |At global scope)")
+INCLUDED_FROM = re.compile(r"^(?:In file included from|\s+from) (?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?):\d+[:,]")
+# "/usr/bin/ld: CMakeFiles/t.dir/tests/a.cpp.o: in function `f':" names the object the next errors are in
+LINK_OBJECT_LINE = re.compile(r"^(?:\S*/)?(?:ld|ld\.\w+|lld)(?:\.exe)?: (?P<obj>\S+?\.(?:o|obj)): in function")
+LINK_ERROR = re.compile(r"(?P<what>undefined reference to .*|multiple definition of .*)$")
+LINK_LOC = re.compile(r"(?P<file>(?:[A-Za-z]:)?[^\s:()]+):(?P<line>\d+):? (?:undefined reference|multiple definition)")
+LINK_OBJ = re.compile(r"(?P<obj>\S*CMakeFiles/[^/\s]+\.dir/\S+?\.(?:o|obj))\b")
+CMAKE_ERROR = re.compile(r"^CMake Error(?: at (?P<file>.+?):(?P<line>\d+)(?: \((?P<cmd>\w+)\))?)?:?\s*(?P<msg>.*)$")
+MAKE_ERROR = re.compile(r"^(?:g?make|mingw32-make)(?:\[\d+\])?: \*\*\* (?:\[(?P<inner>[^\]]*)\] Error (?P<code>\d+)|"
+                        r"(?P<stop>.*Stop\.))")
+NO_RULE = re.compile(r"No rule to make target ['`](?P<target>[^']+)'")
+NINJA_FAILED = re.compile(r"^FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
+NINJA_STOP = re.compile(r"^ninja: (?:build stopped: .*|error: .*)$")
+CACHE_ERROR = re.compile(r"^Error: (?:could not load cache|.* is not a directory)")
+BUILD_OBJECT = re.compile(r"^\[\s*\d+(?:%|/\d+)\] Building \w+ object (?P<obj>\S+)")
+OBJECT_SOURCE = re.compile(r"^(?P<pre>(?:.*/)?)CMakeFiles/[^/]+\.dir/(?P<src>.+?)\.(?:o|obj)$")
+TEST_TARGETS = re.compile(r"(?:^|/)(?:test|check|RUN_TESTS|CMakeFiles/test\.util)$")
+MAX_DETAIL_LINES = 200
+MAX_CMAKE_MESSAGE = 1_500
+
+# -- Testing/Temporary/LastTest.log -------------------------------------------------
+LAST_TEST_LOG = "Testing/Temporary/LastTest.log"
+LOG_TEST = re.compile(r"^\d+/\d+ Test: (?P<name>.+?)\s*$")
+
+# -- sources ----------------------------------------------------------------------
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".c", ".h", ".hh", ".hpp", ".hxx", ".ipp", ".inl", ".cu", ".mm")
+GTEST_DEF = re.compile(r"\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|GTEST_TEST|FRIEND_TEST)\s*\(\s*(?P<suite>\w+)"
+                       r"\s*,\s*(?P<name>\w+)\s*\)")
+STRING_CASE_DEF = re.compile(r"\b(?:TEST_CASE|SCENARIO|TEST_CASE_METHOD|TEMPLATE_TEST_CASE|BOOST_AUTO_TEST_CASE|"
+                             r"BOOST_FIXTURE_TEST_CASE)\s*\(\s*(?:\w+\s*,\s*)?(?:\"(?P<title>(?:[^\"\\]|\\.)*)\"|"
+                             r"(?P<ident>\w+))")
+ADD_TEST = re.compile(r"^\s*add_test\s*\(\s*(?:NAME\s+)?(?P<name>\"[^\"]+\"|[^\s)]+)(?P<rest>[^)]*)", re.I)
+ADD_EXECUTABLE = re.compile(r"^\s*add_executable\s*\(\s*(?P<target>[^\s)]+)(?P<rest>[^)]*)", re.I)
+MAIN_DEF = re.compile(r"\bint\s+main\s*\(")
+
+@dataclass
+class _Output:
+    """A test's output, read line by line into what a report needs: gtest
+    failure blocks and skip reasons, key lines, and a bounded head/tail."""
+
+    head: list[str] = field(default_factory=list)
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    count: int = 0
+    filled: int = 0  # non-blank lines
+    gtest: bool = False
+    running: str | None = None  # gtest test started and not finished (crash/timeout)
+    failures: list[list[str]] = field(default_factory=list)
+    skips: list[list[str]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    failed_names: list[str] = field(default_factory=list)  # gtest tests that failed or crashed
+    _block: list[str] | None = None
+
+    def add(self, line: str) -> None:
+        line = strip_ansi(line)
+        self.count += 1
+        self.filled += bool(line.strip())
+        if len(self.head) < HEAD_LINES:
+            self.head.append(line)
+        else:
+            self.tail.append(line)
+        if line.startswith("["):
+            if m := GTEST_RUN.match(line):
+                self.gtest, self.running, self._block = True, m.group("name"), None
+                return
+            if m := GTEST_END.match(line):
+                if m.group("word") == "FAILED" and self.running and len(self.failed_names) < 5:
+                    self.failed_names.append(self.running)
+                self.running, self._block = None, None
+                return
+        if (("Failure" in line or "Skipped" in line or "): error: " in line) and (m := GTEST_PART.match(line))
+                and (m.group("kind") or m.group("msg") is not None)):
+            blocks = self.skips if m.group("kind") == "Skipped" else self.failures
+            if len(blocks) < MAX_BLOCKS:
+                self._block = [m.group("msg")] if m.group("msg") else []
+                blocks.append(self._block)
+            else:
+                self._block = None
+            return
+        if self._block is not None:
+            if len(self._block) < MAX_BLOCK_LINES:
+                self._block.append(line)
+            return
+        if len(self.keys) >= 5 or self.gtest:
+            return
+        if line.strip() and KEY_LINE.search(line):
+            self.keys.append(line.strip())
+
+    @property
+    def text(self) -> str | None:
+        if not self.count:
+            return None
+        skipped = self.count - len(self.head) - len(self.tail)
+        parts = self.head + ([f"...[{skipped} lines]..."] if skipped > 0 else []) + list(self.tail)
+        return "\n".join(parts).strip("\n") or None
+
+    def failure_message(self) -> str | None:
+        if self.failures:
+            return "\n\n".join("\n".join(b).strip("\n") for b in self.failures if any(s.strip() for s in b)) or None
+        if self.keys:
+            return "\n".join(self.keys)
+        last = [s.strip() for s in self.tail if s.strip()] or [s.strip() for s in self.head if s.strip()]
+        return "\n".join(last[-3:]) or None
+
+    def skip_message(self) -> str | None:
+        text = "\n\n".join("\n".join(b).strip("\n") for b in self.skips)
+        return text or None
+
+
+@dataclass
+class _Test:
+    num: int | None
+    name: str
+    status: Status | None = None
+    native: str | None = None
+    reason: str | None = None  # ctest's own failure reason (regex checks)
+    duration: float | None = None
+    timed_out: bool = False
+    output: _Output | None = None
+    started: bool = False
+    progress: bool = False  # announced by --progress, which prints no result line for passing tests
+    junit: JUnitCase | None = None
+
+
+@dataclass
+class _Console:
+    tests: dict[int | str, _Test] = field(default_factory=dict)
+    order: list[int | str] = field(default_factory=list)
+    summary: tuple[int, int] | None = None  # failed, total
+    listed: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # name -> (num, kind, list)
+    test_dir: str | None = None
+    seen_ctest: bool = False
+    no_tests: bool = False
+    not_run_why: list[str] = field(default_factory=list)
+
+    def get(self, num: int | None, name: str) -> _Test:
+        key: int | str = num if num is not None else name
+        t = self.tests.get(key)
+        if t is None:
+            t = self.tests[key] = _Test(num, name)
+            self.order.append(key)
+        return t
+
+
+def _status_of(kind: str) -> tuple[Status, str, bool]:
+    """(status, native status, timed out) of a result line's ``***`` kind
+    (or a summary list's kind)."""
+    kind = LIST_KINDS.get(kind.strip(), kind.strip())
+    if kind.startswith("Timeout"):
+        return Status.FAILED, "Timeout", True
+    if kind.startswith("Skipped"):
+        return Status.SKIPPED, "Skipped", False
+    if kind.startswith("Not Run (Disabled)"):
+        return Status.SKIPPED, "Not Run (Disabled)", False
+    if kind.startswith("Not Run"):
+        return Status.FAILED, "Not Run", False
+    if kind.startswith("Failed"):
+        return Status.FAILED, "Failed", False
+    if kind.startswith("Exception:"):
+        return Status.FAILED, kind, False
+    # a list kind that is the text of an abnormal exit ("Subprocess aborted")
+    return Status.FAILED, f"Exception: {kind}", False
+
+
+def _result(con: _Console, started: dict[int, str], num: int, rest: str, time: str | None) -> _Test | None:
+    """Record one result line (``rest`` is what follows ``#n: ``)."""
+    s = RESULT_STATUS.match(rest)
+    if s is None:
+        return None
+    name = started.get(num) or s.group("name").rstrip(" .")
+    t = con.get(num, name)
+    t.name = name
+    con.seen_ctest = True
+    t.duration = float(time) if time else None
+    if s.group("passed"):
+        t.status, t.native, t.timed_out, t.reason = Status.PASSED, None, False, None
+    else:
+        kind = s.group("kind").strip()
+        t.status, t.native, t.timed_out = _status_of(kind)
+        reason = re.sub(r"^(?:Failed|Not Run(?: \(Disabled\))?)\s*", "", kind)
+        t.reason = reason if t.native in ("Failed", "Not Run") and reason else None
+    return t
+
+
+def _read_console(lines: Iterable[str]) -> _Console:
+    """One pass over ctest's stdout."""
+    con = _Console()
+    started: dict[int, str] = {}
+    verbose: dict[int, _Output] = {}
+    block: _Output | None = None  # output printed after a result line (--output-on-failure)
+    pending: list[str] = []  # why-not-run lines since the last result line
+    listing: str | None = None
+    partial: list[str] = []  # a result line spread over lines by a multi-line reason
+    source = iter(lines)
+    replay: deque[str] = deque()  # lines read ahead for a result line that did not end after all
+    while (line := replay.popleft() if replay else next(source, None)) is not None:
+        t: _Test | None = None
+        if block is not None and not partial and not CTEST_LINE.match(line):
+            block.add(line)  # the bulk of a long log: a failed test's output
+            continue
+        if partial:
+            partial.append(line)
+            joined = "\n".join(partial)
+            # ctest's own next line (not the rest of a reason) means the line ended without a time
+            ours = START.match(line) or RESULT_HEAD.match(line) or END_OF_TESTS.match(line)
+            m = None if ours else RESULT.match(joined)
+            if not m and not ours and len(partial) < MAX_PARTIAL_LINES:
+                continue
+            if m:
+                t = _result(con, started, int(m.group("num")), m.group("rest"), m.group("time"))
+            else:
+                h = RESULT_HEAD.match(partial[0])
+                assert h is not None
+                t = _result(con, started, int(h.group("num")), h.group("name"), None)
+                replay.extend(partial[1:])
+            partial = []
+        elif m := START.match(line):
+            block, listing = None, None
+            started[int(m.group("num"))] = m.group("name")
+            st = con.get(int(m.group("num")), m.group("name"))
+            st.started, st.name = True, m.group("name")
+            con.seen_ctest = True
+            continue
+        elif m := RESULT.match(line):
+            t = _result(con, started, int(m.group("num")), m.group("rest"), m.group("time"))
+        elif (h := RESULT_HEAD.match(line)) and "***" in line:
+            partial = [line]
+            continue
+        elif h and block is None:
+            # --progress: a test starting (its result line comes only if it does not pass)
+            num = int(h.group("num"))
+            st = con.get(num, started.get(num) or h.group("name"))
+            st.started = st.progress = True
+            con.seen_ctest = True
+            continue
+        if t is not None:
+            if t.native == "Not Run" and pending:
+                t.reason = pending[-1]
+            t.output = verbose.pop(t.num, None) if t.num is not None else None
+            block = None
+            if t.status != Status.PASSED and t.output is None:
+                t.output = block = _Output()  # -V already captured the output of the others
+            pending = []
+            continue
+        if END_OF_TESTS.match(line):
+            block = None
+        if m := SUMMARY.match(line):
+            con.summary = (int(m.group("failed") or 0), int(m.group("total")))
+            listing = None
+            continue
+        if m := LIST_HEAD.match(line):
+            listing = m.group("which")
+            continue
+        if listing:
+            if m := LIST_ITEM.match(line):
+                con.listed[m.group("name")] = (int(m.group("num")), m.group("kind").strip(), listing)
+                continue
+            if line.strip():
+                listing = None
+        if m := TEST_PROJECT.match(line):
+            con.test_dir = m.group("dir")
+            con.seen_ctest = True
+            continue
+        if NO_TESTS.match(line):
+            con.no_tests = True
+            continue
+        if block is not None:
+            block.add(line)
+            continue
+        if (m := VERBOSE.match(line)) and int(m.group("num")) in started:
+            text = m.group("text")
+            if not VERBOSE_NOISE.match(text):
+                verbose.setdefault(int(m.group("num")), _Output()).add(text)
+            continue
+        if NOT_RUN_WHY.match(line.strip()):
+            con.not_run_why.append(line.strip())
+            pending.append(line.strip())
+            del pending[:-5]
+    return con
+
+
+# -- build errors -------------------------------------------------------------------
+
+
+@dataclass
+class _BuildEntry:
+    file: str
+    line: int | None
+    messages: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+
+class _Build:
+    """Build diagnostics gathered from both streams, per project file."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.index = index
+        self.entries: dict[str, _BuildEntry] = {}
+        self.outside: dict[str, _BuildEntry] = {}  # errors in files outside the project, by translation unit
+        self.failed_targets: list[str] = []
+        self.stopped = False
+        self._cmake: _BuildEntry | None = None
+        self._last: _BuildEntry | None = None
+
+    def _rel(self, path: str) -> str | None:
+        rel = self.index.relative(path)
+        if rel is None or rel.startswith(("<", "/")) or re.match(r"^[A-Za-z]:", rel):
+            return None
+        return rel
+
+    def _source_of(self, obj: str) -> str | None:
+        """The source file a CMake object file is compiled from."""
+        m = OBJECT_SOURCE.match(obj.strip())
+        if not m:
+            return None
+        src = self._rel(m.group("pre") + m.group("src")) or self._rel(m.group("src"))
+        if src and not self.index.exists(src):
+            alt = self._rel(m.group("src"))
+            if alt and self.index.exists(alt):
+                return alt
+        return src
+
+    def _entry(self, bucket: dict[str, _BuildEntry], rel: str, line: int | None) -> _BuildEntry:
+        e = bucket.get(rel)
+        if e is None:
+            e = bucket[rel] = _BuildEntry(rel, line)
+        return e
+
+    def _add(self, e: _BuildEntry, message: str | None, raw: str) -> None:
+        if message and message not in e.messages and len(e.messages) < 5:
+            e.messages.append(message)
+        if len(e.details) < MAX_DETAIL_LINES:
+            e.details.append(raw)
+        self._last = e
+
+    def read(self, lines: Iterable[str]) -> None:
+        unit: str | None = None  # translation unit being compiled, as far as the output says
+        chain: list[str] = []
+        link_obj: str | None = None
+        for raw in lines:
+            line = raw.rstrip()
+            if self._cmake is not None:
+                if line.startswith(" ") or not line.strip():
+                    # the indented explanation under "CMake Error at ...:" belongs to its message
+                    if line.strip() and len(self._cmake.messages[-1]) < MAX_CMAKE_MESSAGE:
+                        self._cmake.messages[-1] += " " + line.strip()
+                    self._add(self._cmake, None, line)
+                    continue
+                self._cmake = None
+            if m := BUILD_OBJECT.match(line):
+                unit = self._source_of(m.group("obj")) or unit
+                continue
+            if m := NINJA_FAILED.match(line):
+                target = m.group("target")
+                unit = self._source_of(target) or unit
+                self.failed_targets.append(target)
+                continue
+            if m := INCLUDED_FROM.match(line):
+                if line.startswith("In file"):
+                    chain = []
+                chain.append(m.group("file"))
+                self._last = None
+                continue
+            if m := DIAG_CONTEXT.match(line):
+                rel = self._rel(m.group("file"))
+                if rel:
+                    unit = rel
+                continue
+            m = DIAG.match(line) or MSVC_DIAG.match(line)
+            if m:
+                rel = self._rel(m.group("file"))
+                msg = f"{m.group('kind')}: {m.group('msg')}"
+                if rel:
+                    e = self._entry(self.entries, rel, int(m.group("line")))
+                    self._add(e, f"{rel}:{m.group('line')}: {msg}", line)
+                else:
+                    tu = next((r for f in reversed(chain) if (r := self._rel(f))), None) or unit
+                    if tu:
+                        e = self._entry(self.outside, tu, None)
+                        self._add(e, f"{m.group('file')}:{m.group('line')}: {msg}", line)
+                chain = []
+                continue
+            if m := LINK_OBJECT_LINE.match(line):
+                link_obj = m.group("obj")
+                continue
+            if m := LINK_ERROR.search(line):
+                what = m.group("what")
+                loc = LINK_LOC.search(line)
+                rel = self._rel(loc.group("file")) if loc else None
+                obj = LINK_OBJ.search(line)
+                if rel is None and (obj or link_obj):
+                    rel = self._source_of(obj.group("obj") if obj else link_obj or "")
+                if rel:
+                    e = self._entry(self.entries, rel, int(loc.group("line")) if loc else None)
+                    self._add(e, what, line)
+                continue
+            if m := CMAKE_ERROR.match(line):
+                f = m.group("file")
+                rel = self._rel(f) if f else None
+                rel = rel or "CMakeLists.txt"
+                e = self._entry(self.entries, rel, int(m.group("line")) if m.group("line") else None)
+                self._add(e, None, line)
+                if len(e.messages) < 5:
+                    e.messages.append(line.strip().rstrip(":"))
+                    self._cmake = e
+                continue
+            if CACHE_ERROR.match(line):
+                e = self._entry(self.entries, "CMakeLists.txt", None)
+                self._add(e, line.strip(), line)
+                continue
+            if m := MAKE_ERROR.match(line):
+                inner = m.group("inner")
+                if inner is not None:
+                    parts = re.match(r"^(?:.*?:\d+: )?(?P<target>.*)$", inner)
+                    self.failed_targets.append(parts.group("target") if parts else inner)
+                else:
+                    stop = m.group("stop")
+                    nr = NO_RULE.search(stop)
+                    if nr:
+                        rel = self._rel(nr.group("target"))
+                        if rel:
+                            self._add(self._entry(self.entries, rel, None), stop.strip(), line)
+                            continue
+                    self.failed_targets.append(stop)
+                continue
+            if NINJA_STOP.match(line):
+                self.stopped = True
+                continue
+            # continuation lines of a diagnostic (source excerpt, carets, notes)
+            if self._last is not None and line.startswith((" ", "\t")) and len(self._last.details) < MAX_DETAIL_LINES:
+                self._last.details.append(line)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the output shows a failed build step."""
+        return bool(self.entries or self.outside or self.stopped
+                    or any(not TEST_TARGETS.search(t.strip()) for t in self.failed_targets))
+
+    def results(self, ran_tests: bool) -> list[TestResult]:
+        """One errored entry per failing file; targets when nothing names a file."""
+        entries = list(self.entries.values()) or list(self.outside.values())
+        if not entries:
+            targets = [t for t in self.failed_targets if not TEST_TARGETS.search(t.strip())]
+            if ran_tests or not targets:
+                return []
+            # make/ninja failed but printed no diagnostic we know: name the deepest target
+            target = targets[0].strip()
+            rel = self._source_of(target) or target
+            entries = [_BuildEntry(rel, None, [f"build of {target} failed"], [])]
+        out = []
+        for e in entries:
+            file = e.file if self.index.exists(e.file) else None
+            message = "\n".join(m for m in e.messages if m) or "build failed"
+            out.append(TestResult(id=e.file, status=Status.ERRORED, file=file, line=e.line if file else None,
+                                  message=message, details="\n".join(e.details) or None,
+                                  native_status="build error"))
+        return out
+
+
+# -- locating test definitions ------------------------------------------------------
+
+
+class _Defs:
+    """Test definitions in the project's C/C++ sources and CMake files."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.index = index
+        self._gtest: dict[tuple[str, str], tuple[str, int]] | None = None
+        self._titles: dict[str, tuple[str, int]] = {}
+        self._add_tests: dict[str, tuple[str, int, str]] | None = None
+
+    def _scan(self) -> None:
+        self._gtest = {}
+        for rel in self.index.files(CXX_SUFFIXES):
+            lines = self.index.lines(rel)
+            if not any(("TEST" in s or "SCENARIO" in s) for s in lines):
+                continue
+            for i, text in enumerate(lines):
+                if "TEST" not in text and "SCENARIO" not in text:
+                    continue
+                # a macro call split over lines: join the next ones
+                joined = text if ")" in text else " ".join([text, *lines[i + 1:i + 3]])
+                for m in GTEST_DEF.finditer(joined):
+                    self._gtest.setdefault((m.group("suite"), m.group("name")), (rel, i + 1))
+                for m in STRING_CASE_DEF.finditer(joined):
+                    title = m.group("title") if m.group("title") is not None else m.group("ident")
+                    self._titles.setdefault(title.replace('\\"', '"'), (rel, i + 1))
+
+    def gtest(self, suite: str, name: str) -> tuple[str, int] | None:
+        if self._gtest is None:
+            self._scan()
+        assert self._gtest is not None
+        return self._gtest.get((suite, name))
+
+    def title(self, title: str) -> tuple[str, int] | None:
+        if self._gtest is None:
+            self._scan()
+        return self._titles.get(title)
+
+    def add_test(self, name: str) -> tuple[str, int, str] | None:
+        """(CMake file, line, rest of the call) of ``add_test(NAME name ...)``."""
+        if self._add_tests is None:
+            self._add_tests = {}
+            for rel in self.index.files((".txt", ".cmake")):
+                if not (rel.endswith("CMakeLists.txt") or rel.endswith(".cmake")):
+                    continue
+                for i, text in enumerate(self.index.lines(rel)):
+                    if m := ADD_TEST.match(text):
+                        self._add_tests.setdefault(m.group("name").strip('"'), (rel, i + 1, m.group("rest")))
+        return self._add_tests.get(name)
+
+    def executable_source(self, cmake_file: str, target: str) -> tuple[str, int] | None:
+        """The source with ``main`` of an ``add_executable(target ...)``."""
+        base = PurePosixPath(cmake_file).parent
+        for i, text in enumerate(self.index.lines(cmake_file)):
+            m = ADD_EXECUTABLE.match(text)
+            if not m or m.group("target") != target:
+                continue
+            for word in m.group("rest").split():
+                rel = (base / word).as_posix() if str(base) != "." else word
+                if self.index.exists(rel):
+                    line = self.index.find_in(rel, MAIN_DEF)
+                    if line is not None:
+                        return rel, line
+            return cmake_file, i + 1
+        return None
+
+
+def _gtest_candidates(name: str) -> Iterator[tuple[str, str]]:
+    """(suite, test) pairs a ctest name from gtest_discover_tests may stand
+    for: ``[prefix]Suite.Test[suffix]``, ``Inst/Suite.Test/param``,
+    ``Inst/Suite/Type.Test``, with ``DISABLED_`` stripped by CMake."""
+    for i, ch in enumerate(name):
+        if ch != ".":
+            continue
+        left, right = name[:i], name[i + 1:]
+        tm = re.match(r"\w+", right)
+        sm = re.findall(r"\w+", left)
+        if not tm or not sm:
+            continue
+        tests = [tm.group(0)]
+        # TEST_SUFFIX glued to the name: try shorter ones
+        tests += [tm.group(0)[:j] for j in range(len(tm.group(0)) - 1, 0, -1) if tm.group(0)[j] == "_"]
+        suites: list[str] = []
+        for word in reversed(sm):  # the last word before the dot first; earlier ones for typed tests
+            suites.append(word)
+            suites += [word[j + 1:] for j in range(len(word)) if word[j] == "_"]  # TEST_PREFIX glued on
+        for s in suites:
+            for t in tests:
+                for ds in (s, "DISABLED_" + s):
+                    for dt in (t, "DISABLED_" + t):
+                        yield ds, dt
+
+
+def _locate(name: str, defs: _Defs) -> tuple[str | None, int | None]:
+    for suite, test in _gtest_candidates(name):
+        if hit := defs.gtest(suite, test):
+            return hit
+    if hit := defs.title(name):
+        return hit
+    if at := defs.add_test(name):
+        cmake_file, line, rest = at
+        words = command_words(rest)
+        if "COMMAND" in words and words.index("COMMAND") + 1 < len(words):
+            exe = words[words.index("COMMAND") + 1]
+        else:
+            exe = words[0] if words else ""
+        exe = re.sub(r"^\$<TARGET_FILE:(.+)>$", r"\1", exe)
+        src = defs.executable_source(cmake_file, PurePosixPath(exe).name) if exe else None
+        return src or (cmake_file, line)
+    return None, None
+
+
+# -- the command -----------------------------------------------------------------------
+
+
+@dataclass
+class _Flags:
+    junit: str | None = None
+    test_dir: str | None = None
+    cd: str | None = None
+    ctest: bool = False
+
+
+def _flags(command: str) -> _Flags:
+    flags = _Flags()
+    cd: str | None = None
+    for seg in SEGMENT_SPLIT.split(command.strip()):
+        words = command_words(seg)
+        if words[:1] == ["cd"] and len(words) > 1:
+            cd = words[1] if cd is None or words[1].startswith("/") else f"{cd}/{words[1]}"
+            continue
+        if not COMMAND_RE[0].search(seg):
+            continue
+        flags.ctest, flags.cd = True, cd
+        for i, w in enumerate(words):
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            if w == "--output-junit" and nxt:
+                flags.junit = nxt
+            elif w.startswith("--output-junit="):
+                flags.junit = w.split("=", 1)[1]
+            elif w == "--test-dir" and nxt:
+                flags.test_dir = nxt
+            elif w.startswith("--test-dir="):
+                flags.test_dir = w.split("=", 1)[1]
+    return flags
+
+
+def _test_dir_file(run: RunOutput, flags: _Flags, con: _Console, name: str) -> tuple[Path | None, str]:
+    """A file ctest reads or writes relative to its test directory (``--test-dir``,
+    the ``cd`` before it, or the ``Test project DIR`` it printed), falling back
+    to the command's cwd: (path, as shown in ``report.sources``)."""
+    if Path(name).is_absolute():
+        return Path(name), name
+    bases: list[str] = []
+    if flags.test_dir:
+        bases.append(f"{flags.cd}/{flags.test_dir}" if flags.cd and not flags.test_dir.startswith("/")
+                     else flags.test_dir)
+    if con.test_dir:
+        rel = SourceIndex(None).relative(con.test_dir) if con.test_dir.startswith("<ROOT>") else con.test_dir
+        if rel is not None:
+            bases.append(rel)
+    if flags.cd:
+        bases.append(flags.cd)
+    bases.append(".")
+    first: tuple[Path | None, str] = (None, name)
+    for base in bases:
+        shown = f"{base}/{name}" if base != "." else name
+        p = run.resolve(shown)
+        if p is None:
+            continue
+        if first[0] is None:
+            first = (p, shown)
+        if p.is_file():
+            return p, shown
+    return first
+
+
+def _read_last_test_log(path: Path, wanted: dict[str, _Test]) -> int:
+    """Fill the output of ``wanted`` tests from ctest's ``LastTest.log``
+    (every test's full output, written by each run); returns how many."""
+    filled = 0
+    current: _Test | None = None
+    out: _Output | None = None
+    state = ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for raw in fh:
+                line = raw.rstrip("\r\n")
+                if state == "output":
+                    if line == "<end of output>":
+                        state, out = "", None
+                    elif out is not None:
+                        out.add(line)
+                    continue
+                if m := LOG_TEST.match(line):
+                    current, state = wanted.get(m.group("name")), ""
+                elif line == "Output:" and current is not None:
+                    state = "dashes"
+                elif state == "dashes":
+                    out = _Output()
+                    current.output, current = out, None  # type: ignore[union-attr]
+                    filled += 1
+                    state = "output"
+    except OSError:
+        return filled
+    return filled
+
+
+# -- the report ---------------------------------------------------------------------------
+
+
+def _before_ctest(lines: Iterable[str]) -> Iterator[str]:
+    """The lines before ctest starts printing (the build of ``build && ctest``)."""
+    for line in lines:
+        if TEST_PROJECT.match(line) or START.match(line) or RESULT_HEAD.match(line):
+            return
+        yield line
+
+
+def _output_of(text: str | None) -> _Output | None:
+    if not text:
+        return None
+    out = _Output()
+    for line in text.splitlines():
+        out.add(line)
+    return out
+
+
+def _junit_status(case: JUnitCase) -> tuple[Status, str | None]:
+    status = case.attrs.get("status", "")
+    if status == "run":
+        return Status.PASSED, None
+    if status == "disabled":
+        return Status.SKIPPED, "Not Run (Disabled)"
+    if status == "notrun":
+        if (case.message or "").startswith("SKIP_") or case.outcome == "skipped" and not case.message:
+            return Status.SKIPPED, "Skipped"
+        return Status.FAILED, "Not Run"
+    if case.outcome == "skipped":
+        return Status.SKIPPED, "Skipped"
+    if case.outcome in ("failure", "error") or status == "fail":
+        return Status.FAILED, "Failed"
+    return Status.PASSED, None
+
+
+def _message(t: _Test) -> tuple[str | None, str | None]:
+    out = t.output
+    details = out.text if out else None
+    if t.status == Status.SKIPPED:
+        msg = out.skip_message() if out else None
+        if msg is None and t.junit is not None and t.junit.message and t.native != "Not Run (Disabled)":
+            msg = t.junit.message
+        return msg, details
+    if t.status != Status.FAILED:
+        return None, details
+    parts: list[str] = []
+    if t.timed_out:
+        parts.append(f"Timeout: the test ran for {t.duration:.2f} sec" if t.duration is not None else "Timeout")
+    elif t.native and t.native.startswith("Exception"):
+        parts.append(t.native)
+    if t.reason:
+        parts.append(t.reason)
+    if out is not None:
+        if out.running and (t.timed_out or (t.native or "").startswith("Exception")):
+            parts.append(f"while running {out.running}")
+        if (t.timed_out or (t.native or "").startswith("Exception")) and not (out.failures or out.keys):
+            pass  # the output has no failure of its own: the kind says it all
+        elif msg := out.failure_message():
+            parts.append(msg)
+    return ("\n".join(parts) or None), details
+
+
+def parse(run: RunOutput) -> TestReport:
+    """Parse a ctest run (or the CMake build before it) into a report."""
+    report = TestReport(framework=FRAMEWORK)
+    index = SourceIndex(run.sources_root)
+    flags = _flags(run.command)
+    con = _read_console(run.lines("stdout"))
+    # ctest prints its results on stdout; a few lines (the FAILED list on old versions) go to stderr
+    err_con = _read_console(run.lines("stderr"))
+    for name, item in err_con.listed.items():
+        con.listed.setdefault(name, item)
+    con.summary = con.summary or err_con.summary
+    report.sources.append("console")
+    build = _Build(index)
+    build.read(_before_ctest(run.lines("stdout")))  # tests' own output must not count as compiler errors
+    build.read(run.lines("stderr"))
+
+    # --output-junit: fills in output the console did not show, and tests it lost
+    if flags.junit and not con.seen_ctest and build.failed:
+        # the build failed before ctest ran: a report there is from an earlier run
+        report.warnings.append(f"ctest did not run; ignored the JUnit report {flags.junit}")
+    elif flags.junit:
+        path, _ = _test_dir_file(run, flags, con, flags.junit)
+        if path is None or not path.is_file():
+            report.warnings.append(f"JUnit report {flags.junit} named in the command was not found")
+        else:
+            reader = JUnitReader(path)
+            by_name = {t.name: t for t in con.tests.values()}
+            added = 0
+            for case in reader:
+                t = by_name.get(case.name)
+                if t is None:
+                    t = con.get(None, case.name)
+                    by_name[case.name] = t
+                    added += 1
+                t.junit = case
+                if t.status is None:
+                    t.status, t.native = _junit_status(case)
+                    t.duration = case.time
+            report.warnings.extend(reader.warnings)
+            report.sources.append(f"junit-xml:{flags.junit}")
+            if added and con.seen_ctest:
+                report.warnings.append(f"{added} test(s) in the JUnit report had no result line in the console")
+
+    # no output shown for a failed/skipped test (no --output-on-failure): ctest's own log has it
+    wanted = {t.name: t for t in con.tests.values()
+              if t.status in (Status.FAILED, Status.SKIPPED) and not (t.output and t.output.filled)
+              and not (t.junit and t.junit.system_out)}
+    if wanted and con.seen_ctest:
+        log, shown = _test_dir_file(run, flags, con, LAST_TEST_LOG)
+        if log is not None and log.is_file() and _read_last_test_log(log, wanted):
+            report.sources.append(f"ctest-log:{shown}")
+
+    # the summary lists: tests whose result line is missing
+    names = {t.name: t for t in con.tests.values()}
+    for name, (num, kind, which) in con.listed.items():
+        t = names.get(name)
+        if t is None:
+            t = con.get(num, name)
+            t.status, t.native, t.timed_out = _status_of(kind)
+            if which == "FAILED" and t.status != Status.FAILED:
+                t.status = Status.FAILED
+            report.warnings.append(f"{name}: no result line; taken from ctest's summary list ({kind})")
+        elif which == "FAILED" and t.status not in (Status.FAILED, None):
+            report.warnings.append(f"{name}: listed as FAILED ({kind}) but its result line says {t.status.value}")
+
+    # "Unable to find executable: ..." (stderr, in start order) for tests that did not run
+    why = iter(err_con.not_run_why)
+    for key in con.order:
+        t = con.tests[key]
+        if t.native == "Not Run" and not t.reason:
+            t.reason = next(why, None)
+
+    killed = run.killed_by_timeout
+    defs = _Defs(index)
+    for key in con.order:
+        t = con.tests[key]
+        if t.status is None and t.progress and con.summary is not None:
+            t.status = Status.PASSED  # --progress prints no result line for a passing test
+        if t.status is None:
+            if not (t.started and (killed or con.summary is None)):
+                continue
+            # started, never finished: the run was killed (or cut) while it ran
+            t.status, t.native = Status.FAILED, "no result"
+            t.timed_out = killed
+            t.reason = ("the run was killed by timeout while this test was running" if killed
+                        else "the test started but the output ends before its result")
+        if not (t.output and t.output.filled) and t.junit is not None:
+            t.output = _output_of(t.junit.system_out) or t.output  # the console did not show it
+        message, details = _message(t)
+        file, line = _locate(t.name, defs)
+        out = t.output
+        if (file is None or file.endswith(("CMakeLists.txt", ".cmake"))) and out is not None:
+            # one ctest test running a whole gtest binary: point at the first gtest test that failed
+            for name in out.failed_names + ([out.running] if out.running else []):
+                if (hit := _locate(name, defs))[0] is not None:
+                    file, line = hit
+                    break
+        report.tests.append(TestResult(
+            id=t.name, status=t.status, file=file, line=line, message=message, details=details,
+            duration_s=t.duration, timed_out=t.timed_out, native_status=t.native,
+        ))
+
+    if con.summary is not None and report.tests:
+        failed, total = con.summary
+        counted = [t for t in report.tests if t.native_status != "Not Run (Disabled)"]
+        n_failed = sum(1 for t in counted if t.status == Status.FAILED)
+        if total != len(counted) or failed != n_failed:
+            report.warnings.append(f"ctest summary says {failed} failed out of {total}; "
+                                   f"parsed {n_failed} failed out of {len(counted)}")
+
+    errored = build.results(ran_tests=bool(report.tests) or con.seen_ctest)
+    if errored:
+        report.tests[:0] = errored
+        report.build_error = True
+
+    report.timed_out = killed or any(t.timed_out for t in report.tests)
+    if not report.tests:
+        if con.no_tests:
+            report.warnings.append("ctest found no tests")
+        else:
+            report.warnings.append("no ctest results or build errors found in the output")
+        if run.exit_code not in (0, None) or killed:
+            report.output_tail = run.tail()
+    return report

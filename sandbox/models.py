@@ -1,0 +1,50 @@
+"""What every sandbox backend takes and gives back.
+
+``Limits`` is what a run may use; ``ExecResult`` is what it did. Both cross
+activity boundaries, so they are pydantic models; output itself stays in
+files (``stdout_path``/``stderr_path``) and only a bounded head and tail
+travel in memory.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+MAX_OUTPUT_BYTES = 50 * 1024 * 1024
+EXCERPT_BYTES = 8 * 1024
+TRUNCATION_MARKER = "\n...[greenloop: output truncated]...\n"
+
+
+class Limits(BaseModel):
+    """Resource bounds for one run. Every backend enforces what it claims to."""
+
+    timeout_s: float = Field(default=600, gt=0)
+    memory_mb: int = Field(default=2048, ge=16)
+    cpus: float = Field(default=2.0, gt=0)
+    pids: int = Field(default=256, ge=8)
+    output_bytes: int = Field(default=MAX_OUTPUT_BYTES, ge=1024)
+    tmpfs_mb: int = Field(default=1024, ge=1)
+    network: bool = False  # loopback always works; this opens the outside world
+
+
+class ExecResult(BaseModel):
+    """One finished command: how it ended and where its output is."""
+
+    command: str
+    backend: str  # the backend that ran it: docker | bwrap | local
+    backend_reason: str  # why that backend (auto's choice, or asked for by name)
+    exit_code: int | None  # None when killed by the time limit
+    stdout_path: str
+    stderr_path: str
+    stdout_head: str = ""
+    stdout_tail: str = ""
+    stderr_head: str = ""
+    stderr_tail: str = ""
+    truncated: bool = False  # output passed ``Limits.output_bytes``; the files end with the marker
+    duration_s: float = 0.0
+    timed_out: bool = False
+    killed_by_signal: int | None = None
+    out_of_memory: bool = False
+    peak_memory_mb: float | None = None  # where the backend can tell
+    cpu_s: float | None = None
+    warnings: list[str] = Field(default_factory=list)
