@@ -13,7 +13,7 @@ from rich.console import Console
 
 from parsers.errors import GreenloopError
 
-console = Console()
+console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
 
 

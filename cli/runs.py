@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from cli.output import console, fail, finish
@@ -83,10 +83,10 @@ def _print_summary(summary: RunSummary) -> None:
 
 async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     """Print state changes until the run ends; its summary."""
-    handle = client.get_workflow_handle(run_id)
+    handle = client.get_workflow_handle(run_id, result_type=RunSummary)
     seen: dict[str, str] = {}
     phase = ""
-    result_task = asyncio.ensure_future(handle.result(result_type=RunSummary))
+    result_task = asyncio.ensure_future(handle.result())
     while not result_task.done():
         try:
             now_phase = await handle.query("phase", result_type=str)
@@ -202,12 +202,28 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
 # --- steering -------------------------------------------------------------------------
 
 
-async def _views(client: Client, run_id: str) -> list[TestStatusView]:
-    handle = client.get_workflow_handle(run_id)
+async def _views(client: Client, run_id: str) -> tuple[str, list[TestStatusView]]:
+    """(phase, per-test views) of a run: live from its workflows while it runs,
+    from its summary once it ended (that needs no worker)."""
+    handle = client.get_workflow_handle(run_id, result_type=RunSummary)
     try:
-        views = await handle.query("status", result_type=list[TestStatusView])
+        desc = await handle.describe()
     except RPCError as exc:
         raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR) from None
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        try:
+            summary = await handle.result()
+        except WorkflowFailureError as exc:
+            raise GreenloopError(f"run {run_id} ended {desc.status.name.lower()}: {exc.cause}",
+                                 kind=ErrorKind.VALIDATION_ERROR) from None
+        return f"finished: {summary.state}", summary.tests
+    try:
+        phase = await handle.query("phase", result_type=str)
+        views = await handle.query("status", result_type=list[TestStatusView])
+    except RPCError as exc:
+        raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
+                             kind=ErrorKind.VALIDATION_ERROR,
+                             suggestion="start a worker for it: greenloop worker") from None
     out = []
     for v in views:
         if v.state not in (TestState.FIXED, TestState.SKIPPED, TestState.ABORTED) and v.workflow_id:
@@ -216,7 +232,7 @@ async def _views(client: Client, run_id: str) -> list[TestStatusView]:
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
-    return out
+    return phase, out
 
 
 def resolve_test(views: list[TestStatusView], name: str) -> TestStatusView:
@@ -240,8 +256,7 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        views = await _views(client, run_id)
-        phase = await client.get_workflow_handle(run_id).query("phase", result_type=str)
+        phase, views = await _views(client, run_id)
         if as_json:
             print(json.dumps({"run_id": run_id, "phase": phase, "tests": [v.model_dump(mode="json") for v in views]},
                              indent=2))
@@ -270,7 +285,7 @@ def answer_command(
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        view = resolve_test(await _views(client, run_id), test)
+        view = resolve_test((await _views(client, run_id))[1], test)
         handle = client.get_workflow_handle(view.workflow_id or "")
         answer = Answer(choice=choice, attempts=attempts, by=os.environ.get("USER", "cli"), note=note)
         try:
@@ -296,7 +311,7 @@ def rollback_command(
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        view = resolve_test(await _views(client, run_id), test)
+        view = resolve_test((await _views(client, run_id))[1], test)
         try:
             msg = await client.get_workflow_handle(run_id).execute_update("rollback", view.test_id, result_type=str)
         except WorkflowUpdateFailedError as exc:

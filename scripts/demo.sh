@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# The README's main command. Runs the bundled sample project's failing test
-# suite and shows Greenloop's parsed per-test report.
+# The README's main command: drive the bundled sample project (three real
+# failing pytest tests) back to green on the embedded defaults: a local
+# Temporal dev server with its Web UI, an in-process worker, the bwrap
+# sandbox, and Claude when ANTHROPIC_API_KEY is set — otherwise the scripted
+# LLM replaying samples/scenarios/demo-python.yaml. The sample itself is never
+# edited: the fixes land in the run's workspace, patch and branch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sample=samples/demo-python
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-cmd="python -m pytest -p no:cacheprovider -p no:asyncio --junitxml=$out/junit.xml"
-echo "\$ (cd $sample && $cmd)"
-set +e
-(cd "$sample" && PATH="$PWD/../../.venv/bin:$PATH" $cmd >"$out/stdout" 2>"$out/stderr")
-code=$?
-set -e
-.venv/bin/greenloop parse --command "$cmd" --exit-code "$code" \
-  --stdout "$out/stdout" --stderr "$out/stderr" --cwd "$sample"
+args=(run samples/demo-python)
+if [ -z "${ANTHROPIC_API_KEY:-}" ]; then
+  echo "ANTHROPIC_API_KEY is not set: using the scripted LLM (samples/scenarios/demo-python.yaml)"
+  args+=(--scripted samples/scenarios/demo-python.yaml)
+fi
+exec .venv/bin/greenloop "${args[@]}" "$@"

@@ -290,6 +290,7 @@ class FixSuiteWorkflow:
         summary.state = "aborted" if self._abort_requested else "completed"
         if self._abort_requested:
             summary.notes.append(self._abort_reason)
+        summary.tests = list(self._views.values())
         summary = await workflow.execute_activity(
             workspace_acts.finalize_run,
             FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary),

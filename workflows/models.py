@@ -61,6 +61,8 @@ class SandboxSettings(BaseModel):
     cpus: float = Field(default=2.0, gt=0)
     pids: int = Field(default=512, ge=16)
     network: bool = False
+    tmpfs_mb: int = Field(default=1024, ge=1)  # the sandbox's private /tmp
+    disk_mb: int = Field(default=10_240, ge=1)  # how far a run may fill the workspace's filesystem
 
 
 class LLMSettings(BaseModel):
@@ -272,6 +274,7 @@ class RunSummary(BaseModel):
     patch: str | None = None
     branch: str | None = None
     notes: list[str] = Field(default_factory=list)
+    tests: list[TestStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
 
 def seconds(s: float) -> timedelta:

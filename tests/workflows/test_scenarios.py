@@ -15,7 +15,7 @@ from temporalio.client import WorkflowHandle
 from tests.workflows.conftest import DEMO, fix_request
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import Answer, AnswerChoice, RunSummary, TestState, TestStatusView, Verdict
+from workflows.models import Answer, AnswerChoice, RunSummary, TestFixResult, TestState, TestStatusView, Verdict
 
 SCENARIOS = DEMO.parent / "scenarios"
 TARGET = "tests/test_cart.py::test_discount"
@@ -37,7 +37,7 @@ def workspace_cart(ws: str) -> str:
 
 
 async def child_attempts(env, handle: WorkflowHandle) -> list:
-    child = env.client.get_workflow_handle(child_id(handle.id, TARGET))
+    child = env.client.get_workflow_handle(child_id(handle.id, TARGET), result_type=TestFixResult)
     return (await child.result()).attempts
 
 
