@@ -7,5 +7,6 @@ setup:
 demo: setup
 	@bash scripts/demo.sh
 
-test: setup
+test:
+	@bash scripts/setup.sh test
 	@.venv/bin/pytest -q

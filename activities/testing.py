@@ -114,6 +114,9 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
     passed = status in (Status.PASSED, Status.XPASSED) if found else False
     log_event(ws.run_dir, "single_run", test=inp.test_id, command=command,
               status=status.value if status else None, artifacts=str(out))
+    # Not found because the build broke: the compiler's complaint is why (the next attempt's prompt shows it).
+    message = found.message if found else next(
+        (f"the build failed: {t.message}" for t in run.report.tests if run.report.build_error and t.message), None)
     return SingleRun(test_id=inp.test_id, status=status, passed=passed,
-                     message=(found.message if found else None), output_path=str(out),
+                     message=message, output_path=str(out),
                      duration_s=run.test.duration_s if run.test else 0.0)

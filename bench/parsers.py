@@ -8,13 +8,14 @@ then measures, each in a fresh subprocess so peak RSS is its own:
     regex (console text),
   * junitparser on the XML cases, for comparison with a popular library.
 
-Usage: python bench/parsers.py [--tests N] [--only NAME] — prints a markdown table.
+Usage: python bench/parsers.py [--tests N] [--only NAME] [--log-mb MB] — prints a markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -114,6 +115,18 @@ def gen_cargo(path: Path, n: int) -> tuple[str, str]:
     return "cargo test", "cargo-test"
 
 
+def gen_noise_log(path: Path, megabytes: int) -> tuple[str, str]:
+    """A build log of ``megabytes`` MB with no test results at all (the exit-code-only fallback),
+    half of it one endless line: memory must not follow the size."""
+    chunk = ("[build] compiling module with a long line of noise " * 20 + "\n") * 1000
+    with open(path, "w") as f:
+        f.write("x" * (megabytes * 500_000))
+        f.write("\n")
+        for _ in range(megabytes * 500_000 // len(chunk)):
+            f.write(chunk)
+    return "./ci/run-everything.sh", "generic"
+
+
 CASES = {
     "pytest console": (gen_pytest_console, "lines"),
     "go -json": (gen_go_json, "json"),
@@ -179,13 +192,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tests", type=int, default=100_000)
     ap.add_argument("--only")
+    ap.add_argument("--log-mb", type=int, default=1000, help="size of the no-results log case (0: skip it)")
     args = ap.parse_args()
     rows = []
+    cases = dict(CASES)
+    if args.log_mb:
+        cases[f"{args.log_mb} MB log, no results"] = (lambda p, _n: gen_noise_log(p, args.log_mb), "lines")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (gen, bare) in CASES.items():
+        for name, (gen, bare) in cases.items():
             if args.only and args.only not in name:
                 continue
-            d = Path(tmp, name.replace(" ", "_").replace("(", "").replace(")", ""))
+            d = Path(tmp, re.sub(r"\W+", "_", name))
             d.mkdir()
             stdout = d / "stdout.txt"
             command, framework = gen(stdout, args.tests)

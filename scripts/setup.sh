@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# One-time, idempotent set-up of a development or CI machine: system packages
-# (when root and missing), the virtualenv with Greenloop and its dev tools.
+# Idempotent set-up of a development or CI machine: system packages (when
+# root and missing), the virtualenv with Greenloop and its dev tools.
+#   scripts/setup.sh        what `make demo` needs (bubblewrap, git)
+#   scripts/setup.sh test   everything the test suite needs too (a running
+#                           dockerd, the sample projects' toolchains)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,8 +13,13 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
   exit 1
 fi
 
-if [ "$(id -u)" = 0 ] && [ -x .ci/setup-sandbox.sh ] && [ "${GREENLOOP_SKIP_SYSTEM:-0}" != 1 ]; then
+if [ "$(id -u)" = 0 ] && [ "${GREENLOOP_SKIP_SYSTEM:-0}" != 1 ]; then
   bash .ci/setup-sandbox.sh
+  if [ "${1:-}" = test ]; then
+    for step in .ci/setup-docker.sh .ci/setup-toolchains.sh; do
+      if [ -f "$step" ]; then bash "$step"; fi
+    done
+  fi
 fi
 
 if [ ! -x .venv/bin/python ]; then

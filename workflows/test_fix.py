@@ -205,6 +205,8 @@ class TestFixWorkflow:
             **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
+            if single.status is None and single.message:  # it did not run: the message says why (e.g. the build)
+                return Verdict.FAIL, f"the test did not run: {single.message}"
             status = single.status.value if single.status else "not found in the output"
             return Verdict.FAIL, f"the test is still {status}: {single.message or ''}".strip().rstrip(":")
         suite = await workflow.execute_activity(
