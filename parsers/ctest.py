@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from parsers.detect import SEGMENT_SPLIT, command_words
+from parsers.googletest import Console, ConsoleReader, GTestSources, Part
 from parsers.junit_xml import JUnitCase, JUnitReader
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestReport, TestResult
@@ -104,15 +105,10 @@ LIST_KINDS = {"SEGFAULT": "Exception: SegFault", "ILLEGAL": "Exception: Illegal"
               "NUMERICAL": "Exception: Numerical", "OTHER_FAULT": "Exception: Other", "BAD_COMMAND": "Not Run",
               "Disabled": "Not Run (Disabled)"}
 
-# -- googletest output inside a test's output ---------------------------------
-GTEST_RUN = re.compile(r"^\[ RUN      \] (?P<name>\S+)")
-GTEST_END = re.compile(r"^\[ +(?P<word>OK|FAILED|SKIPPED) +\] ")
-# "file:17: Failure" / "unknown file: Failure" / "file(17): error: msg" (MSVC) / "file:26: Skipped"
-GTEST_PART = re.compile(r"^\S.*?(?::\d+)?: (?P<kind>Failure|Skipped)$|^\S.*?\(\d+\): error: (?P<msg>.*)$")
+# -- the output of a test ------------------------------------------------------------
 # key lines of non-gtest test programs (assert.h, uncaught exceptions, Catch2, doctest, Boost.Test...)
 KEY_LINE = re.compile(r"(?i)\b(?:assert(?:ion)?|fail(?:ed|ure)?|error|exception|terminate called|what\(\)|"
                       r"abort(?:ed)?|panic)\b")
-MAX_BLOCK_LINES = 40
 MAX_PARTIAL_LINES = 8
 MAX_BLOCKS = 8
 HEAD_LINES = 80
@@ -149,8 +145,6 @@ LOG_TEST = re.compile(r"^\d+/\d+ Test: (?P<name>.+?)\s*$")
 
 # -- sources ----------------------------------------------------------------------
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".c", ".h", ".hh", ".hpp", ".hxx", ".ipp", ".inl", ".cu", ".mm")
-GTEST_DEF = re.compile(r"\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|GTEST_TEST|FRIEND_TEST)\s*\(\s*(?P<suite>\w+)"
-                       r"\s*,\s*(?P<name>\w+)\s*\)")
 STRING_CASE_DEF = re.compile(r"\b(?:TEST_CASE|SCENARIO|TEST_CASE_METHOD|TEMPLATE_TEST_CASE|BOOST_AUTO_TEST_CASE|"
                              r"BOOST_FIXTURE_TEST_CASE)\s*\(\s*(?:\w+\s*,\s*)?(?:\"(?P<title>(?:[^\"\\]|\\.)*)\"|"
                              r"(?P<ident>\w+))")
@@ -161,19 +155,16 @@ MAIN_DEF = re.compile(r"\bint\s+main\s*\(")
 @dataclass
 class _Output:
     """A test's output, read line by line into what a report needs: gtest
-    failure blocks and skip reasons, key lines, and a bounded head/tail."""
+    failure parts and skip reasons (read by googletest's console reader),
+    key lines of other programs, and a bounded head/tail."""
 
     head: list[str] = field(default_factory=list)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
     count: int = 0
     filled: int = 0  # non-blank lines
-    gtest: bool = False
-    running: str | None = None  # gtest test started and not finished (crash/timeout)
-    failures: list[list[str]] = field(default_factory=list)
-    skips: list[list[str]] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
-    failed_names: list[str] = field(default_factory=list)  # gtest tests that failed or crashed
-    _block: list[str] | None = None
+    _reader: ConsoleReader = field(default_factory=ConsoleReader)
+    _gtest: Console | None = None
 
     def add(self, line: str) -> None:
         line = strip_ansi(line)
@@ -183,32 +174,41 @@ class _Output:
             self.head.append(line)
         else:
             self.tail.append(line)
-        if line.startswith("["):
-            if m := GTEST_RUN.match(line):
-                self.gtest, self.running, self._block = True, m.group("name"), None
-                return
-            if m := GTEST_END.match(line):
-                if m.group("word") == "FAILED" and self.running and len(self.failed_names) < 5:
-                    self.failed_names.append(self.running)
-                self.running, self._block = None, None
-                return
-        if (("Failure" in line or "Skipped" in line or "): error: " in line) and (m := GTEST_PART.match(line))
-                and (m.group("kind") or m.group("msg") is not None)):
-            blocks = self.skips if m.group("kind") == "Skipped" else self.failures
-            if len(blocks) < MAX_BLOCKS:
-                self._block = [m.group("msg")] if m.group("msg") else []
-                blocks.append(self._block)
-            else:
-                self._block = None
-            return
-        if self._block is not None:
-            if len(self._block) < MAX_BLOCK_LINES:
-                self._block.append(line)
-            return
-        if len(self.keys) >= 5 or self.gtest:
+        self._reader.feed(line)
+        if len(self.keys) >= 5 or self._reader.c.seen_gtest:
             return
         if line.strip() and KEY_LINE.search(line):
             self.keys.append(line.strip())
+
+    @property
+    def gtest(self) -> Console:
+        """The gtest console inside the output (read to its end on first use)."""
+        if self._gtest is None:
+            self._gtest = self._reader.finish()
+        return self._gtest
+
+    def _parts(self, kind: str) -> list[Part]:
+        c = self.gtest
+        parts = [p for t in c.tests.values() for p in t.parts if p.kind == kind]
+        if kind == "skip":
+            parts += c.orphan_skips
+        else:
+            parts += [p for ps in c.orphan_failures.values() for p in ps] + c.unnamed_crash
+        return parts[:MAX_BLOCKS]
+
+    @property
+    def failures(self) -> list[Part]:
+        return self._parts("failure")
+
+    @property
+    def running(self) -> str | None:
+        """The gtest test that started and never ended (crash/timeout)."""
+        return self.gtest.running
+
+    @property
+    def failed_names(self) -> list[str]:
+        """gtest tests that failed or crashed."""
+        return [t.id for t in self.gtest.tests.values() if t.status == Status.FAILED][:5]
 
     @property
     def text(self) -> str | None:
@@ -219,16 +219,15 @@ class _Output:
         return "\n".join(parts).strip("\n") or None
 
     def failure_message(self) -> str | None:
-        if self.failures:
-            return "\n\n".join("\n".join(b).strip("\n") for b in self.failures if any(s.strip() for s in b)) or None
+        if failures := self.failures:
+            return "\n\n".join(p.text for p in failures if p.text.strip()) or None
         if self.keys:
             return "\n".join(self.keys)
         last = [s.strip() for s in self.tail if s.strip()] or [s.strip() for s in self.head if s.strip()]
         return "\n".join(last[-3:]) or None
 
     def skip_message(self) -> str | None:
-        text = "\n\n".join("\n".join(b).strip("\n") for b in self.skips)
-        return text or None
+        return "\n\n".join(p.text for p in self._parts("skip")) or None
 
 
 @dataclass
@@ -589,36 +588,31 @@ class _Defs:
 
     def __init__(self, index: SourceIndex) -> None:
         self.index = index
-        self._gtest: dict[tuple[str, str], tuple[str, int]] | None = None
-        self._titles: dict[str, tuple[str, int]] = {}
+        self._gtest = GTestSources(index)
+        self._titles: dict[str, tuple[str, int]] | None = None
         self._add_tests: dict[str, tuple[str, int, str]] | None = None
 
-    def _scan(self) -> None:
-        self._gtest = {}
-        for rel in self.index.files(CXX_SUFFIXES):
-            lines = self.index.lines(rel)
-            if not any(("TEST" in s or "SCENARIO" in s) for s in lines):
-                continue
-            for i, text in enumerate(lines):
-                if "TEST" not in text and "SCENARIO" not in text:
-                    continue
-                # a macro call split over lines: join the next ones
-                joined = text if ")" in text else " ".join([text, *lines[i + 1:i + 3]])
-                for m in GTEST_DEF.finditer(joined):
-                    self._gtest.setdefault((m.group("suite"), m.group("name")), (rel, i + 1))
-                for m in STRING_CASE_DEF.finditer(joined):
-                    title = m.group("title") if m.group("title") is not None else m.group("ident")
-                    self._titles.setdefault(title.replace('\\"', '"'), (rel, i + 1))
-
     def gtest(self, suite: str, name: str) -> tuple[str, int] | None:
-        if self._gtest is None:
-            self._scan()
-        assert self._gtest is not None
-        return self._gtest.get((suite, name))
+        """Where ``TEST(suite, name)`` (or TEST_F/TEST_P/TYPED_TEST...) is defined."""
+        d = self._gtest.definitions().get((suite, name))
+        return (d.file, d.line) if d else None
 
     def title(self, title: str) -> tuple[str, int] | None:
-        if self._gtest is None:
-            self._scan()
+        """Where a Catch2/doctest/Boost.Test case with this title is defined."""
+        if self._titles is None:
+            self._titles = {}
+            for rel in self.index.files(CXX_SUFFIXES):
+                lines = self.index.lines(rel)
+                if not any(("TEST" in s or "SCENARIO" in s) for s in lines):
+                    continue
+                for i, text in enumerate(lines):
+                    if "TEST" not in text and "SCENARIO" not in text:
+                        continue
+                    # a macro call split over lines: join the next ones
+                    joined = text if ")" in text else " ".join([text, *lines[i + 1:i + 3]])
+                    for m in STRING_CASE_DEF.finditer(joined):
+                        name = m.group("title") if m.group("title") is not None else m.group("ident")
+                        self._titles.setdefault(name.replace('\\"', '"'), (rel, i + 1))
         return self._titles.get(title)
 
     def add_test(self, name: str) -> tuple[str, int, str] | None:

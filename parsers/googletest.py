@@ -193,8 +193,9 @@ def _reason_only(p: Part) -> Part:
     return Part(p.kind, p.file, p.line, p.lines[:1])
 
 
-class _ConsoleReader:
-    """The line-by-line state machine behind :func:`read_console`."""
+class ConsoleReader:
+    """The line-by-line state machine behind :func:`read_console`: ``feed``
+    each ANSI-stripped line, then ``finish`` once for the :class:`Console`."""
 
     def __init__(self) -> None:
         self.c = Console()
@@ -399,7 +400,7 @@ def read_console(lines: Iterable[str]) -> Console:
     running test's output. A test that started and never ended is marked
     ``crashed`` (status failed) and named in ``Console.running``.
     """
-    reader = _ConsoleReader()
+    reader = ConsoleReader()
     for line in lines:
         reader.feed(strip_ansi(line))
     return reader.finish()
@@ -831,16 +832,21 @@ def _blank_comments(text: str) -> str:
     return LINE_COMMENT.sub(blank, BLOCK_COMMENT.sub(blank, text))
 
 
+def _string_end(text: str, start: int) -> int:
+    """The index after the string or char literal whose quote is at ``text[start]``."""
+    j, n = start + 1, len(text)
+    while j < n and text[j] != text[start]:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _balanced(text: str, start: int, open_ch: str = "(", close_ch: str = ")") -> tuple[str, int] | None:
     """The text inside the bracket opened at ``text[start - 1]``, and the index after its close."""
     depth, i, n = 1, start, len(text)
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _string_end(text, i)
             continue
         if ch == open_ch:
             depth += 1
@@ -864,11 +870,9 @@ def _split_args(text: str) -> list[str]:
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" else 1
-            cur.append(text[i:j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            cur.append(text[i:j])
+            i = j
             continue
         if ch in "([{" or (ch == "<" and i and (text[i - 1].isalnum() or text[i - 1] == "_")
                            and text[i + 1:i + 2] not in ("<", "=")):

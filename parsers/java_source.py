@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from parsers.junit_xml import JUnitCase
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestResult
 
@@ -107,6 +108,17 @@ def is_timeout(etype: str | None, message: str | None) -> bool:
     if etype and etype.rstrip(":") in TIMEOUT_TYPES:
         return True
     return bool(message and TIMEOUT_MSG_RE.search(message))
+
+
+def xml_failure(case: JUnitCase) -> tuple[str | None, bool]:
+    """A JUnit XML ``<failure>``/``<error>``'s message (``Type: message``, else
+    the key lines of its trace, else its type) and whether it is a timeout."""
+    etype = (case.type or "").rstrip(":") or None
+    if case.message:
+        message = f"{etype}: {case.message}" if etype else case.message
+    else:
+        message = exception_head(case.text) or etype
+    return message, is_timeout(etype, case.message)
 
 
 def is_abort(head: str | None) -> bool:

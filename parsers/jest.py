@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parsers.js_source import (
+    RUNNER_PREFIX,
     ResultSet,
     SourceTest,
     add_unprinted,
@@ -32,30 +33,21 @@ from parsers.js_source import (
     error_message,
     iter_listable,
     line_in,
-    load_json_text,
+    load_json_report,
     marker_line,
     name_pattern,
     note_unlisted,
     option_values,
     positional_args,
-    read_stream,
     report_path,
     test_files_for,
 )
 from parsers.junit_xml import JUnitCase, JUnitReader
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestReport
-from parsers.run_output import MAX_REPORT_BYTES, RunOutput, strip_ansi
+from parsers.run_output import RunOutput, strip_ansi
 
 FRAMEWORK = "jest"
-# What may precede the jest binary in one shell segment: env assignments,
-# coreutils timeout, and the node package runners.
-RUNNER_PREFIX = (
-    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env|export)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
-    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*"
-    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
-    r"|node\s+(?:-\S+\s+)*)?"
-)
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]
 OUTPUT_RE = [
     re.compile(r"^Tests:\s+.*\d+ total", re.M),
@@ -182,29 +174,7 @@ def _counts(body: str) -> dict[str, int]:
 def _json_report(run: RunOutput, words: list[str], con: _Console, report: TestReport) -> tuple[dict | None, str]:
     """The --json document: from --outputFile, or from stdout."""
     files = option_values(words, "--outputFile", "--output-file")
-    name = files[-1] if files else None
-    if name is None and con.results_file:
-        name = con.results_file
-    if name:
-        path = report_path(run, name)
-        if path is None or not path.is_file():
-            report.warnings.append(f"JSON report {name} was not written; parsed the console output")
-            return None, name
-        try:
-            if path.stat().st_size > MAX_REPORT_BYTES:
-                raise ValueError("report too large")
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
-            report.warnings.append(f"JSON report {name} is truncated or malformed ({exc}); parsed the console output")
-            return None, name
-        return (data if isinstance(data, dict) else None), f"json:{name}"
-    text = read_stream(run, "stdout", MAX_REPORT_BYTES)
-    try:
-        data = load_json_text(text)
-    except ValueError as exc:
-        report.warnings.append(f"no JSON report on stdout ({exc}); parsed the console output")
-        return None, "json:stdout"
-    return (data if isinstance(data, dict) else None), "json:stdout"
+    return load_json_report(run, files[-1] if files else con.results_file, report)
 
 
 def _from_json(b: ResultSet, data: dict) -> None:

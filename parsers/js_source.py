@@ -26,7 +26,7 @@ from pathlib import Path
 
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
+from parsers.run_output import MAX_REPORT_BYTES, RunOutput
 
 TEST_FUNCS = {"it", "test", "xit", "xtest", "fit", "ftest", "specify"}
 DESCRIBE_FUNCS = {"describe", "xdescribe", "fdescribe", "suite", "context"}
@@ -233,7 +233,7 @@ def tokenize(text: str) -> list[Tok]:
     return _scan(text)[0]
 
 
-def _match_brackets(toks: list[Tok]) -> dict[int, int]:
+def match_brackets(toks: list[Tok]) -> dict[int, int]:
     """Index of each opening bracket -> index of its closing bracket."""
     pairs: dict[int, int] = {}
     stack: list[int] = []
@@ -891,7 +891,7 @@ def parse_calls(text: str) -> list[JSCall]:
     """The top-level describe/test/hook calls (and loops around them) of a
     source, children nested."""
     toks = tokenize(text)
-    pairs = _match_brackets(toks)
+    pairs = match_brackets(toks)
     rpairs = {v: k for k, v in pairs.items()}
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     n = len(toks)
@@ -1230,6 +1230,14 @@ STACK_LINE = re.compile(r"^\s*(?:at |❯ )")
 CODE_FRAME = re.compile(r"^\s*>?\s*\d+\s*\|")
 ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 LOCATION_IN = r"(?:^|[\s(/'\"])(?:\./)?{file}:(\d+)(?::\d+)?"
+# What may precede a node test runner's binary in one shell segment: env
+# assignments, coreutils timeout, a coverage wrapper and the package runners.
+RUNNER_PREFIX = (
+    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env|export)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
+    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*(?:(?:nyc|c8)(?:\s+-\S+)*\s+)?"
+    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
+    r"|node\s+(?:-\S+\s+)*)?"
+)
 
 
 def command_words(command: str) -> list[str]:
@@ -1313,6 +1321,32 @@ def load_json_text(text: str) -> object:
         except ValueError as exc:
             last = exc
     raise ValueError(str(last) if last else "no JSON object found")
+
+
+def load_json_report(run: RunOutput, name: str | None, report: TestReport) -> tuple[dict | None, str]:
+    """A JSON reporter's document: from the file ``name`` (as the command or
+    the reporter's notice gives it), else from stdout. Returns the document
+    (None when missing, truncated or not an object, with a warning) and the
+    source to record (``json:<name>`` or ``json:stdout``)."""
+    if name:
+        path = report_path(run, name)
+        if path is None or not path.is_file():
+            report.warnings.append(f"JSON report {name} was not written; parsed the console output")
+            return None, f"json:{name}"
+        try:
+            if path.stat().st_size > MAX_REPORT_BYTES:
+                raise ValueError("report too large")
+            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError) as exc:
+            report.warnings.append(f"JSON report {name} is truncated or malformed ({exc}); parsed the console output")
+            return None, f"json:{name}"
+        return (data if isinstance(data, dict) else None), f"json:{name}"
+    try:
+        data = load_json_text(read_stream(run, "stdout", MAX_REPORT_BYTES))
+    except ValueError as exc:
+        report.warnings.append(f"no JSON report on stdout ({exc}); parsed the console output")
+        return None, "json:stdout"
+    return (data if isinstance(data, dict) else None), "json:stdout"
 
 
 def error_message(text: str | None, max_lines: int = 40) -> str | None:
@@ -1434,13 +1468,10 @@ VALUE_OPTIONS = {
 }
 
 
-def positional_args(words: list[str], binary: str) -> list[str]:
-    """Path filters given to the runner: the plain words after its binary
-    (``vitest run a.test.ts``, ``jest src/x``), option values left out."""
+def plain_words(words: list[str], start: int, value_options: set[str]) -> list[str]:
+    """The plain words from ``words[start]`` to the end of its shell segment:
+    options, and the values of the options in ``value_options``, left out."""
     out: list[str] = []
-    start = next((i + 1 for i, w in enumerate(words) if re.search(rf"(?:^|/){binary}(?:\.m?js)?$", w)), None)
-    if start is None:
-        return out
     skip = False
     for w in words[start:]:
         if w in ("&&", "||", ";", "|"):
@@ -1449,12 +1480,19 @@ def positional_args(words: list[str], binary: str) -> list[str]:
             skip = False
             continue
         if w.startswith("-"):
-            skip = "=" not in w and w in VALUE_OPTIONS
-            continue
-        if w in ("run", "watch", "related", "--"):
+            skip = "=" not in w and w in value_options
             continue
         out.append(w)
     return out
+
+
+def positional_args(words: list[str], binary: str) -> list[str]:
+    """Path filters given to the runner: the plain words after its binary
+    (``vitest run a.test.ts``, ``jest src/x``), option values left out."""
+    start = next((i + 1 for i, w in enumerate(words) if re.search(rf"(?:^|/){binary}(?:\.m?js)?$", w)), None)
+    if start is None:
+        return []
+    return [w for w in plain_words(words, start, VALUE_OPTIONS) if w not in ("run", "watch", "related")]
 
 
 def test_files_for(js: JSTestIndex, filters: list[str], *, regex: bool) -> list[str]:

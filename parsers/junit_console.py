@@ -38,6 +38,7 @@ from parsers.java_source import (
     is_abort,
     is_timeout,
     simple_params,
+    xml_failure,
 )
 from parsers.junit_xml import JUnitCase, JUnitReader
 from parsers.locate import SourceIndex
@@ -798,15 +799,9 @@ def _case_test(case: JUnitCase) -> _Test:
                      native="aborted (assumption failed)" if aborted else "skipped",
                      message=head, details=case.text if aborted else None, duration=case.time)
     if case.outcome in ("failure", "error"):
-        etype = (case.type or "").rstrip(":") or None
-        if case.message:
-            message = f"{etype}: {case.message}" if etype else case.message
-        else:
-            message = exception_head(case.text) or etype
-        t = _Test(klass, case.name, Status.FAILED, native=case.outcome, message=message,
-                  details=case.text, duration=case.time)
-        t.timed_out = is_timeout(etype, case.message)
-        return t
+        message, timed_out = xml_failure(case)
+        return _Test(klass, case.name, Status.FAILED, native=case.outcome, message=message,
+                     details=case.text, duration=case.time, timed_out=timed_out)
     return _Test(klass, case.name, Status.PASSED, duration=case.time)
 
 

@@ -38,7 +38,17 @@ from pathlib import Path
 import yaml
 
 from parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
-from parsers.js_source import UNDEFINED, Tok, command_words, js_json, js_string, option_values, tokenize
+from parsers.js_source import (
+    RUNNER_PREFIX,
+    UNDEFINED,
+    Tok,
+    command_words,
+    js_json,
+    js_string,
+    match_brackets,
+    option_values,
+    tokenize,
+)
 from parsers.junit_xml import JUnitReader, line_stream
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestReport, TestResult
@@ -129,26 +139,6 @@ class SpecNode:
         return self.todo or any(s.todo for s in self.suites)
 
 
-def _brackets(toks: list[Tok]) -> dict[int, int]:
-    """Opening bracket index -> closing index, and the reverse."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    closers = {")": "(", "]": "[", "}": "{"}
-    for i, t in enumerate(toks):
-        if t.kind != "punct":
-            continue
-        if t.value in "([{":
-            stack.append(i)
-        elif t.value in closers:
-            for k in range(len(stack) - 1, -1, -1):
-                if toks[stack[k]].value == closers[t.value]:
-                    pairs[stack[k]] = i
-                    pairs[i] = stack[k]
-                    del stack[k:]
-                    break
-    return pairs
-
-
 def _segments_pattern(segments: list[str | None]) -> re.Pattern[str]:
     return re.compile("".join(".*?" if s is None else re.escape(s) for s in segments), re.S)
 
@@ -162,7 +152,9 @@ class _Scanner:
         self.file = file
         self.flavor = flavor
         self.toks = tokenize(text)
-        self.pairs = _brackets(self.toks)
+        pairs = match_brackets(self.toks)
+        # Both ways: opening bracket -> closing one, and closing -> opening.
+        self.pairs = {**pairs, **{close: open_ for open_, close in pairs.items()}}
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
         self.roots: list[SpecNode] = []
         self.count = 0
@@ -876,12 +868,6 @@ class SpecIndex:
 
 # ============================================================================ the Mocha parser
 
-RUNNER_PREFIX = (
-    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
-    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*(?:(?:nyc|c8)(?:\s+-\S+)*\s+)?"
-    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
-    r"|node\s+(?:-\S+\s+)*)?"
-)
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?_?mocha(?:\.c?js)?(?=\s|$)")]
 OUTPUT_RE = [
     re.compile(r"^\s+\d+ passing \(\d+(?:ms|s|m)\)$", re.M),

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from parsers.js_source import option_values
+from parsers.js_source import option_values, plain_words
 from parsers.junit_xml import JUnitCase, JUnitReader, line_stream
 from parsers.locate import SourceIndex
 from parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes
@@ -717,21 +717,7 @@ NODE_VALUE_OPTIONS = {
 def _positional(words: list[str]) -> list[str]:
     """Files/globs after ``node ... --test``."""
     start = next((i for i, w in enumerate(words) if w == "--test"), None)
-    if start is None:
-        return []
-    out: list[str] = []
-    skip = False
-    for w in words[start + 1:]:
-        if w in ("&&", "||", ";", "|"):
-            break
-        if skip:
-            skip = False
-            continue
-        if w.startswith("-"):
-            skip = "=" not in w and w in NODE_VALUE_OPTIONS
-            continue
-        out.append(w)
-    return out
+    return [] if start is None else plain_words(words, start + 1, NODE_VALUE_OPTIONS)
 
 
 def parse(run: RunOutput) -> TestReport:

@@ -38,6 +38,7 @@ from parsers.junit_xml import JUnitReader
 from parsers.locate import SourceIndex
 from parsers.models import Status, TestReport, TestResult
 from parsers.run_output import RunOutput
+from parsers.unittest import dotted_name
 
 FRAMEWORK = "pytest"
 COMMAND_RE = [
@@ -278,20 +279,10 @@ def _ascii_escaped(val: str | bytes) -> str:
     return ret.translate(table)
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
-
-
 def _marker(node: ast.expr) -> tuple[str, ast.Call | None]:
     """('parametrize', call) for ``@pytest.mark.parametrize(...)``; unittest's
     skip decorators and ``expectedFailure`` map to pytest's marker names."""
-    name = _dotted(node)
+    name = dotted_name(node)
     call = node if isinstance(node, ast.Call) else None
     last = name.rsplit(".", 1)[-1]
     if ".mark." in f".{name}" or name.startswith("mark."):
@@ -318,9 +309,9 @@ class _Module:
         """A literal value, or raise _Unknown."""
         if isinstance(node, ast.Name) and node.id in self.consts and depth < 5:
             return self.value(self.consts[node.id], depth + 1)
-        if isinstance(node, ast.Call) and _dotted(node.func) in ("range", "list", "tuple") and not node.keywords:
+        if isinstance(node, ast.Call) and dotted_name(node.func) in ("range", "list", "tuple") and not node.keywords:
             args = [self.value(a, depth + 1) for a in node.args]
-            if _dotted(node.func) == "range" and all(isinstance(a, int) for a in args) and len(args) <= 3:
+            if dotted_name(node.func) == "range" and all(isinstance(a, int) for a in args) and len(args) <= 3:
                 return list(range(*args))  # type: ignore[arg-type]
             if len(args) == 1 and isinstance(args[0], (list, tuple)):
                 return list(args[0])
@@ -335,7 +326,7 @@ class _Module:
     def item(self, node: ast.expr, depth: int = 0) -> object:
         """An element of a parameter list: a literal, a ``pytest.param`` or a
         value pytest names by ``argname + index`` (``_Opaque``)."""
-        if isinstance(node, ast.Call) and _dotted(node.func).endswith("param"):
+        if isinstance(node, ast.Call) and dotted_name(node.func).endswith("param"):
             pid = next((k.value for k in node.keywords if k.arg == "id"), None)
             marks = next((k.value for k in node.keywords if k.arg == "marks"), None)
             return _Param([self.item(a, depth) for a in node.args],
@@ -450,7 +441,7 @@ def _fixtures(mod: _Module, tree: ast.Module) -> dict[str, _Fixture]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for dec in node.decorator_list:
-            if not _dotted(dec).endswith("fixture"):
+            if not dotted_name(dec).endswith("fixture"):
                 continue
             call = dec if isinstance(dec, ast.Call) else None
             kw = {k.arg: k.value for k in call.keywords if k.arg} if call else {}
@@ -666,7 +657,7 @@ class _Sources:
 
     def _class(self, rel: str, mod: _Module, node: ast.ClassDef, outer: list[str], marks: list[list[ast.expr]],
                fixtures: dict[str, _Fixture], classes: dict[str, ast.ClassDef]) -> tuple[list[_Test], bool]:
-        bases = [_dotted(b) for b in node.bases]
+        bases = [dotted_name(b) for b in node.bases]
         unit = self._is_unittest(node, classes, 0)
         if not unit and not _matches(node.name, self.classes_pat):
             return [], True
@@ -709,7 +700,7 @@ class _Sources:
     def _is_unittest(self, node: ast.ClassDef | None, classes: dict[str, ast.ClassDef], depth: int) -> bool:
         if node is None or depth > 5:
             return False
-        bases = [_dotted(b) for b in node.bases]
+        bases = [dotted_name(b) for b in node.bases]
         return any(b.rsplit(".", 1)[-1].endswith("TestCase") for b in bases) or any(
             self._is_unittest(classes.get(b), classes, depth + 1) for b in bases)
 
@@ -720,7 +711,7 @@ class _Sources:
         base = _Test(id="::".join([rel, *path, node.name]), file=rel, line=node.lineno, start=start,
                      end=node.end_lineno or node.lineno, head=".".join([*path, node.name]))
         for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-            name = _dotted(call.func)
+            name = dotted_name(call.func)
             if name in ("pytest.skip", "skip", "self.skipTest", "pytest.importorskip", "importorskip"):
                 base.skipif = base.skipif or ""
             elif name in ("pytest.xfail", "xfail"):

@@ -491,15 +491,7 @@ class ExprParser:
                 self.pos += 1
                 return -nt.value  # type: ignore[operator]
             if t.value == "[":
-                items = []
-                while not self.is_op("]"):
-                    if self.peek() is None:
-                        raise Unknown("unterminated array")
-                    items.append(self.value())
-                    if self.is_op(","):
-                        self.pos += 1
-                self.pos += 1
-                return items
+                return self.values_until("]", "array")
             if t.value == "{":
                 return self.hash_body("}")
             if t.value == "(":
@@ -529,18 +521,23 @@ class ExprParser:
             self.expect(close)
         return RHash(tuple(out))
 
+    def values_until(self, close: str, what: str) -> list[object]:
+        """Comma-separated values up to the ``close`` operator (consumed)."""
+        items: list[object] = []
+        while not self.is_op(close):
+            if self.peek() is None:
+                raise Unknown(f"unterminated {what}")
+            items.append(self.value())
+            if self.is_op(","):
+                self.pos += 1
+        self.pos += 1
+        return items
+
     def call_args(self) -> list[object]:
-        args: list[object] = []
-        if self.is_op("("):
-            self.pos += 1
-            while not self.is_op(")"):
-                if self.peek() is None:
-                    raise Unknown("unterminated call")
-                args.append(self.value())
-                if self.is_op(","):
-                    self.pos += 1
-            self.pos += 1
-        return args
+        if not self.is_op("("):
+            return []
+        self.pos += 1
+        return self.values_until(")", "call")
 
     def value(self) -> object:
         """An expression: arithmetic over postfix terms, optionally a range."""

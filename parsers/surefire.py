@@ -38,6 +38,7 @@ from parsers.java_source import (
     frames,
     is_timeout,
     short_type,
+    xml_failure,
 )
 from parsers.junit_xml import JUnitCase, JUnitReader
 from parsers.locate import SKIP_DIRS, SourceIndex
@@ -242,17 +243,12 @@ def _case_result(case: JUnitCase, console: _Console, sources: JavaSources) -> Te
         case.outcome, Status.PASSED)
     message = details = None
     timed_out = False
-    etype = (case.type or "").rstrip(":") or None
     if status in (Status.FAILED, Status.ERRORED):
-        if case.message:
-            message = f"{etype}: {case.message}" if etype else case.message
-        else:
-            message = exception_head(case.text) or etype
+        message, timed_out = xml_failure(case)
         if class_level:
             message = f"{message}\n{_smart_line(klass, case, console)}" if message else _smart_line(
                 klass, case, console)
         details = case.text
-        timed_out = is_timeout(etype, case.message)
     elif status == Status.SKIPPED:
         message = case.message or exception_head(case.text)
     file, line = _locate(klass, name, class_level, case.text, sources)

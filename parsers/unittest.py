@@ -437,7 +437,7 @@ class _Sources:
             return out
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
-                out[node.name] = _ClassInfo(module, node.name, node, [_dotted(b) for b in node.bases])
+                out[node.name] = _ClassInfo(module, node.name, node, [dotted_name(b) for b in node.bases])
             elif isinstance(node, ast.ImportFrom):
                 src = _resolve_from(module, node, self.module_file(module))
                 if src is None or src == module or self.module_file(src) is None:
@@ -454,7 +454,7 @@ class _Sources:
             return None
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
-                return _ClassInfo(module, node.name, node, [_dotted(b) for b in node.bases])
+                return _ClassInfo(module, node.name, node, [dotted_name(b) for b in node.bases])
         return None
 
     def resolve_base(self, info: _ClassInfo, base: str) -> _ClassInfo | None:
@@ -516,7 +516,7 @@ class _Sources:
             if info is None:
                 return None
             inner = next((n for n in info.node.body if isinstance(n, ast.ClassDef) and n.name == name), None)
-            info = _ClassInfo(info.module, f"{info.qualname}.{name}", inner, [_dotted(b) for b in inner.bases]) \
+            info = _ClassInfo(info.module, f"{info.qualname}.{name}", inner, [dotted_name(b) for b in inner.bases]) \
                 if inner is not None else None
         return info
 
@@ -582,15 +582,18 @@ def _module_name(path: str, top: str) -> str:
     return rel.replace("/", ".")
 
 
-def _dotted(node: ast.expr) -> str:
+def dotted_name(node: ast.expr) -> str:
+    """The dotted name an expression refers to: ``a.b.c`` for an attribute
+    chain, a call's callee (``pytest.mark.x(...)``), a subscript's base
+    (``Base[int]``); "" for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
+        return f"{dotted_name(node.value)}.{node.attr}"
     if isinstance(node, ast.Subscript):
-        return _dotted(node.value)
+        return dotted_name(node.value)
     if isinstance(node, ast.Call):
-        return _dotted(node.func)
+        return dotted_name(node.func)
     return ""
 
 

@@ -16,13 +16,13 @@ the JSON reporter's bare ``STACK_TRACE_ERROR``) are failed and timed out.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from parsers.js_source import (
+    RUNNER_PREFIX,
     ResultSet,
     SourceSuite,
     SourceTest,
@@ -32,26 +32,21 @@ from parsers.js_source import (
     error_message,
     iter_listable,
     line_in,
-    load_json_text,
+    load_json_report,
     name_pattern,
     note_unlisted,
     option_values,
     positional_args,
-    read_stream,
     report_path,
     test_files_for,
 )
 from parsers.junit_xml import JUnitReader
 from parsers.models import Status, TestReport
-from parsers.run_output import MAX_REPORT_BYTES, RunOutput, strip_ansi
+from parsers.run_output import RunOutput, strip_ansi
 from parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
-COMMAND_RE = [re.compile(
-    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env|export)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
-    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*"
-    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
-    r"|node\s+(?:-\S+\s+)*)?(?:\S*/)?vitest(?:\.m?js)?(?=\s|$)")]
+COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?vitest(?:\.m?js)?(?=\s|$)")]
 OUTPUT_RE = [
     re.compile(r"^\s*RUN\s+v\d+\.\d+\.\d+", re.M),
     re.compile(r"^\s*Test Files\s+\d+ (?:passed|failed|skipped)", re.M),
@@ -374,25 +369,7 @@ def _report_path(run: RunOutput, words: list[str], con: _Console, kind: str) -> 
 
 
 def _load_json(run: RunOutput, words: list[str], con: _Console, report: TestReport) -> tuple[dict | None, str]:
-    path, name = _report_path(run, words, con, "json")
-    if path is not None:
-        try:
-            if path.stat().st_size > MAX_REPORT_BYTES:
-                raise ValueError("report too large")
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except FileNotFoundError:
-            report.warnings.append(f"JSON report {name} was not written; parsed the console output")
-            return None, ""
-        except (OSError, ValueError) as exc:
-            report.warnings.append(f"JSON report {name} is truncated or malformed ({exc}); parsed the console output")
-            return None, ""
-        return (data if isinstance(data, dict) else None), f"json:{name}"
-    try:
-        data = load_json_text(read_stream(run, "stdout", MAX_REPORT_BYTES))
-    except ValueError as exc:
-        report.warnings.append(f"no JSON report on stdout ({exc}); parsed the console output")
-        return None, ""
-    return (data if isinstance(data, dict) else None), "json:stdout"
+    return load_json_report(run, _report_path(run, words, con, "json")[1], report)
 
 
 def _from_json(b: ResultSet, data: dict) -> None:

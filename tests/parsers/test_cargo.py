@@ -17,6 +17,7 @@ from parsers import cargo
 from parsers.detect import from_command, from_output
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id
 
 LIB_RS = """\
 //! Ledger utilities.
@@ -136,10 +137,6 @@ def crate(tmp_path: Path) -> Path:
 
 def run(root: Path, command: str, stdout: str, stderr: str = "", exit_code: int = 101) -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=root)
-
-
-def by_id(report) -> dict:
-    return {t.id: t for t in report.tests}
 
 
 def lines_of(text: str, needle: str) -> int:

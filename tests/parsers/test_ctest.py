@@ -15,6 +15,7 @@ from parsers import ctest
 from parsers.detect import from_command, from_output
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id
 
 SHAPES_TEST = """#include <gtest/gtest.h>
 #include "shapes.h"
@@ -74,10 +75,6 @@ def project(tmp_path: Path) -> Path:
 def run(cwd: Path | None, stdout: str = "", stderr: str = "", command: str = "ctest --test-dir build",
         exit_code: int = 8) -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=cwd)
-
-
-def by_id(report):
-    return {t.id: t for t in report.tests}
 
 
 GTEST_FAIL_BLOCK = """Running main() from gtest_main.cc

@@ -16,6 +16,7 @@ from parsers import go
 from parsers.detect import from_command, from_output
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id, write_files
 
 GO_MOD = "module example.org/inventory\n\ngo 1.21\n"
 STOCK_TEST = """package stock
@@ -198,10 +199,7 @@ def project(tmp_path: Path) -> Path:
         "broken/broken.go": "package broken\n\nfunc F() int {\n\treturn \"x\"\n}\n",
         "tools/tools.go": "package tools\n",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_files(root, files)
 
 
 def run(project: Path, command: str, stdout: str = "", stderr: str = "", exit_code: int = 1) -> go.TestReport:
@@ -217,10 +215,6 @@ def ev(action: str, pkg: str, test: str | None = None, output: str | None = None
         d["Output"] = output
     d.update(extra)
     return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
-
-
-def by_id(report: go.TestReport) -> dict[str, go.TestResult]:
-    return {t.id: t for t in report.tests}
 
 
 S = "example.org/inventory/stock"

@@ -20,6 +20,7 @@ from parsers.detect import from_command, from_output
 from parsers.js_source import collect_tests, format_title, tokenize
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id, write_files
 
 LEDGER_TEST = """const { Ledger } = require('../src/ledger');
 
@@ -118,18 +119,11 @@ def _project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     root = tmp_path / "proj"
     files = files if files is not None else {"__tests__/ledger.test.js": LEDGER_TEST,
                                              "__tests__/sync.test.js": SYNC_TEST}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_files(root, files)
 
 
 def _run(root: Path, command: str = "npx jest", stderr: str = "", stdout: str = "", code: int = 1) -> RunOutput:
     return RunOutput(command=command, exit_code=code, stdout_text=stdout, stderr_text=stderr, cwd=root)
-
-
-def _by_id(report):
-    return {t.id: t for t in report.tests}
 
 
 # --------------------------------------------------------------------------- console
@@ -137,7 +131,7 @@ def _by_id(report):
 
 def test_default_console_lists_failures_and_completes_from_sources(tmp_path: Path) -> None:
     report = jest.parse(_run(_project(tmp_path), stderr=CONSOLE_DEFAULT))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert report.totals.model_dump() == {"passed": 4, "failed": 4, "errored": 0, "skipped": 2,
                                           "xfailed": 0, "xpassed": 0}
     assert report.warnings == []
@@ -195,7 +189,7 @@ Tests:       2 failed, 1 skipped, 1 todo, 4 passed, 8 total
 def test_verbose_coloured_tree_gives_nested_ids(tmp_path: Path) -> None:
     root = _project(tmp_path, {"__tests__/ledger.test.js": LEDGER_TEST})
     report = jest.parse(_run(root, "npx jest --verbose --colors __tests__/ledger.test.js", stderr=VERBOSE))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert set(tests) == {
         "top level works", "Ledger › rounds half even (bug #7)", "Ledger › add(1, 2) = 3", "Ledger › add(2, 2) = 4",
         "Ledger › exports to csv", "Ledger › balance › starts at zero", "Ledger › balance › adds credits",
@@ -215,7 +209,7 @@ Test Suites: 1 skipped, 1 passed, 1 of 2 total
 Tests:       8 skipped, 2 passed, 10 total
 """
     report = jest.parse(_run(root, "npx jest -t 'add\\('", stderr=stderr, code=0))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert tests["Ledger › add(1, 2) = 3"].status == Status.PASSED
     assert tests["Ledger › add(2, 2) = 4"].status == Status.PASSED
     assert tests["Ledger › balance › starts at zero"].status == Status.SKIPPED
@@ -272,7 +266,7 @@ def test_killed_run_keeps_partial_results(tmp_path: Path) -> None:
     stderr = CONSOLE_DEFAULT.split("FAIL __tests__/sync.test.js")[0]
     report = jest.parse(_run(_project(tmp_path), "timeout 5 npx jest", stderr=stderr, code=124))
     assert report.timed_out
-    assert _by_id(report)["Ledger › balance › adds credits"].status == Status.FAILED
+    assert by_id(report)["Ledger › balance › adds credits"].status == Status.FAILED
 
 
 # --------------------------------------------------------------------------- --json
@@ -310,7 +304,7 @@ def test_json_to_stdout_after_npm_banner(tmp_path: Path) -> None:
     root = _project(tmp_path)
     stdout = "\n> ledger@1.0.0 test\n> jest --json\n\n" + json.dumps(_json_report()) + "\n"
     report = jest.parse(_run(root, "npm test -- --json", stdout=stdout, stderr="FAIL __tests__/sync.test.js\n"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert report.sources == ["json:stdout"]
     timeout = tests["sync › pulls entries"]
     # no location in the report for a timed-out test: the source gives the line
@@ -336,7 +330,7 @@ def test_json_output_file_with_locations(tmp_path: Path) -> None:
     (root / "out").mkdir()
     (root / "out/results.json").write_text(json.dumps(data))
     report = jest.parse(_run(root, "npx jest --json --outputFile=out/results.json --testLocationInResults", code=0))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert tests["Ledger › exports to csv"].native_status == "todo"
     assert tests["Ledger › balance › handles overdraft"].native_status == "pending"
     assert tests["Ledger › add(1, 2) = 3"].file == "__tests__/ledger.test.js"
@@ -387,7 +381,7 @@ def test_jest_junit_only_reporter_ids_come_from_sources(tmp_path: Path) -> None:
     (root / "ci").mkdir()
     (root / "ci/ledger.xml").write_text(_junit_xml(JUNIT_CASES))
     report = jest.parse(_run(root, "JEST_JUNIT_OUTPUT_FILE=ci/ledger.xml npx jest --ci --reporters=jest-junit"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert report.sources == ["junit-xml:ci/ledger.xml"]
     assert tests["Ledger › balance › adds credits"].status == Status.FAILED
     assert tests["Ledger › balance › adds credits"].message.endswith("Received: 4")
@@ -422,7 +416,7 @@ def test_jest_junit_missing_or_truncated(tmp_path: Path) -> None:
     (root / "junit.xml").write_text(_junit_xml(JUNIT_CASES)[:700])
     report = jest.parse(_run(root, "npx jest --reporters=default --reporters=jest-junit", stderr=CONSOLE_DEFAULT))
     assert any("truncated" in w for w in report.warnings)
-    assert _by_id(report)["Ledger › balance › starts at zero"].status == Status.PASSED
+    assert by_id(report)["Ledger › balance › starts at zero"].status == Status.PASSED
 
 
 # --------------------------------------------------------------------------- bad input, detection
@@ -521,7 +515,7 @@ def test_json_after_all_failure_keeps_tests_and_adds_suite_error(tmp_path: Path)
                              _assertion(["sync"], "pushes entries", "passed", [], {"line": 10, "column": 3})]}]}
     (root / "r.json").write_text(json.dumps(data))
     report = jest.parse(_run(root, "npx jest --json --outputFile=r.json"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert tests["__tests__/sync.test.js"].status == Status.ERRORED
     assert tests["__tests__/sync.test.js"].message == "Test suite failed to run\ncleanup failed"
     assert tests["sync › pulls entries"].status == Status.PASSED
@@ -542,7 +536,7 @@ def test_jest_junit_hook_failure_pseudo_case(tmp_path: Path) -> None:
   </testsuite>"""
     (root / "junit.xml").write_text(_junit_xml(cases))
     report = jest.parse(_run(root, "npx jest --reporters=jest-junit"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert set(tests) == {"sync › pulls entries", "sync › pushes entries", "__tests__/sync.test.js"}
     errored = tests["__tests__/sync.test.js"]
     assert errored.status == Status.ERRORED and "cleanup failed" in errored.message

@@ -13,6 +13,7 @@ import pytest
 from parsers import mocha
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import statuses
 
 SPEC = """\
 const assert = require('assert');
@@ -142,10 +143,6 @@ def project(tmp_path: Path) -> Path:
 
 def run(project: Path, command: str, stdout: str = "", stderr: str = "", exit_code: int = 5) -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=project)
-
-
-def statuses(report) -> dict[str, tuple[Status, int | None]]:
-    return {t.id: (t.status, t.line) for t in report.tests}
 
 
 def test_spec_reporter_nested_suites_hooks_and_timeout(project: Path) -> None:

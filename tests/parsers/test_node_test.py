@@ -10,6 +10,7 @@ import pytest
 from parsers import node_test
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import statuses
 
 CART = """\
 const test = require('node:test');
@@ -72,10 +73,6 @@ def project(tmp_path: Path) -> Path:
 
 def run(project: Path, command: str, stdout: str = "", stderr: str = "", exit_code: int = 1) -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=project)
-
-
-def statuses(report) -> dict[str, tuple[Status, int | None]]:
-    return {t.id: (t.status, t.line) for t in report.tests}
 
 
 TAP = """TAP version 13

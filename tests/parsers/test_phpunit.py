@@ -11,6 +11,7 @@ import pytest
 from parsers import phpunit
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id
 
 BANNER = "PHPUnit 9.6.7 by Sebastian Bergmann and contributors.\n\n"
 
@@ -110,10 +111,6 @@ def make_project(root: Path) -> None:
 def run_of(tmp_path: Path, stdout: str, command: str = "vendor/bin/phpunit", exit_code: int = 1,
            stderr: str = "") -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=tmp_path)
-
-
-def by_id(report):
-    return {t.id: t for t in report.tests}
 
 
 # Execution order of the project: CartTest (sorted first), then CouponTest.

@@ -16,6 +16,7 @@ from parsers.rspec import (
     COMMAND_RE, OUTPUT_RE, SpecIndex, generated_description, parse, parse_options, ruby_float,
 )
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id
 
 ESC = "\x1b"
 
@@ -122,10 +123,6 @@ def project(tmp_path: Path, spec: str = SPEC, name: str = "spec/invoice_spec.rb"
 
 def run_of(tmp_path: Path, stdout: str, command: str = "rspec", exit_code: int = 1, stderr: str = "") -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=tmp_path)
-
-
-def by_id(report):
-    return {t.id: t for t in report.tests}
 
 
 # ---------------------------------------------------------------- progress formatter

@@ -19,6 +19,7 @@ from parsers.detect import from_command, from_output
 from parsers.js_source import format_title
 from parsers.models import Status
 from parsers.run_output import RunOutput
+from tests.parsers.helpers import by_id, write_files
 
 CART_TEST = """import { describe, it, expect, beforeAll } from 'vitest'
 
@@ -140,22 +141,15 @@ stdout | test/price.test.ts > formats price
 def _project(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
     root = tmp_path / "shop"
     files = {"test/cart.test.ts": CART_TEST, "test/price.test.ts": PRICE_TEST, **(extra or {})}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_files(root, files)
 
 
 def _run(root: Path, command: str = "npx vitest run", stdout: str = "", stderr: str = "", code: int = 1) -> RunOutput:
     return RunOutput(command=command, exit_code=code, stdout_text=stdout, stderr_text=stderr, cwd=root)
 
 
-def _by_id(report):
-    return {t.id: t for t in report.tests}
-
-
 def _assert_full_run(report) -> None:
-    tests = _by_id(report)
+    tests = by_id(report)
     assert set(tests) == ALL_IDS
     assert report.totals.model_dump() == {"passed": 4, "failed": 3, "errored": 1, "skipped": 4, "xfailed": 1,
                                           "xpassed": 0}
@@ -179,7 +173,7 @@ def test_default_reporter_bare_titles(tmp_path: Path) -> None:
     run = _run(_project(tmp_path), stdout=DEFAULT_V4 + "\n" + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS)
     report = vitest.parse(run)
     _assert_full_run(report)
-    tests = _by_id(report)
+    tests = by_id(report)
     removed = tests["cart > removes items"]
     assert removed.message.startswith("AssertionError: expected 2 to be 1")
     assert "+ 2" in removed.message and "❯" not in removed.message
@@ -207,7 +201,7 @@ def test_collapsed_passing_file_and_name_filter(tmp_path: Path) -> None:
 """
     report = vitest.parse(_run(_project(tmp_path), "NO_COLOR=1 npx vitest run test/cart -t 'charges \\d+ for 3'",
                                stdout=stdout, code=0))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert len(tests) == 10
     assert tests["cart > checkout > charges 30 for 3"].status == Status.PASSED
     assert tests["cart > checkout > charges 10 for 1"].status == Status.SKIPPED
@@ -261,7 +255,7 @@ def test_v1_failure_lines_and_unlisted_passes(tmp_path: Path) -> None:
     report = vitest.parse(_run(_project(tmp_path), stdout=stdout + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
     # unlisted tests come from the sources: the failed suite's tests as skipped
     _assert_full_run(report)
-    assert _by_id(report)["cart > rounds totals"].message == "Error: Expect test to fail"
+    assert by_id(report)["cart > rounds totals"].message == "Error: Expect test to fail"
 
 
 def test_dot_reporter_names_only_failures(tmp_path: Path) -> None:
@@ -306,7 +300,7 @@ Error: Transform failed with 1 error:
 ⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/1]⎯
 """
     report = vitest.parse(_run(root, stdout=stdout, stderr=stderr))
-    tests = _by_id(report)
+    tests = by_id(report)
     solver = tests["test/solver.test.ts"]
     assert (solver.status, solver.line) == (Status.ERRORED, 3)
     assert "Transform failed" in solver.message
@@ -318,7 +312,7 @@ def test_killed_run(tmp_path: Path) -> None:
     stdout = "\n RUN  v4.0.3 /home/dev/shop\n\n ✓ test/price.test.ts > formats price 1ms\n"
     report = vitest.parse(_run(_project(tmp_path), "timeout -s KILL 10 npx vitest run --reporter=verbose",
                                stdout=stdout, code=137))
-    assert report.timed_out and _by_id(report)["formats price"].status == Status.PASSED
+    assert report.timed_out and by_id(report)["formats price"].status == Status.PASSED
 
 
 # --------------------------------------------------------------------------- JSON
@@ -363,7 +357,7 @@ def test_json_report_file_and_its_gaps(tmp_path: Path) -> None:
     _assert_full_run(report)
     assert report.sources == ["json:out/v.json"]
     # the JSON reporter drops the beforeAll error: inferred from the skipped suite
-    assert "beforeAll" in _by_id(report)["inventory"].message
+    assert "beforeAll" in by_id(report)["inventory"].message
 
 
 def test_json_on_stdout_and_announced_path(tmp_path: Path) -> None:
@@ -382,7 +376,7 @@ def test_json_with_console_takes_suite_errors_from_console(tmp_path: Path) -> No
     report = vitest.parse(_run(root, "npx vitest run --reporter=default --reporter=json --outputFile.json=v.json",
                                stdout=DEFAULT_V4 + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
     _assert_full_run(report)
-    assert _by_id(report)["inventory"].message == "Error: db down"
+    assert by_id(report)["inventory"].message == "Error: db down"
 
 
 def test_json_file_load_error(tmp_path: Path) -> None:
@@ -458,7 +452,7 @@ def test_junit_report(tmp_path: Path) -> None:
     (root / "reports/junit.xml").write_text(JUNIT)
     report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile=reports/junit.xml",
                                stdout="JUNIT report written to /home/dev/shop/reports/junit.xml\n"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert set(tests) == ALL_IDS | {"test/solver.test.ts"}
     assert tests["inventory"].status == Status.ERRORED and tests["inventory"].line == 18
     assert tests["cart > applies coupon twice (known bug)"].status == Status.XFAILED
@@ -472,7 +466,7 @@ def test_junit_truncated_keeps_cases_read(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "j.xml").write_text(JUNIT[:1200])
     report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile j.xml"))
-    assert "cart > removes items" in _by_id(report)
+    assert "cart > removes items" in by_id(report)
     assert any("truncated" in w for w in report.warnings)
 
 
@@ -533,7 +527,7 @@ not ok 2 - test/price.test.ts # time=104.00ms {
 def test_tap_reporter(tmp_path: Path) -> None:
     report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=TAP))
     _assert_full_run(report)
-    tests = _by_id(report)
+    tests = by_id(report)
     assert tests["cart > removes items"].message == "AssertionError: expected 2 to be 1 // Object.is equality"
     assert report.sources == ["tap"]
 
@@ -557,7 +551,7 @@ ok 4 - test/cart.test.ts > cart > applies coupon twice (known bug) # time=0.10ms
         "cart > adds items": Status.PASSED, "cart > removes items": Status.FAILED,
         "cart > checkout > charges 10 for 1": Status.PASSED,
         "cart > applies coupon twice (known bug)": Status.XFAILED}
-    assert _by_id(report)["cart > removes items"].line == 5
+    assert by_id(report)["cart > removes items"].line == 5
 
 
 # --------------------------------------------------------------------------- bad input, detection, titles
@@ -640,7 +634,7 @@ If this is a long-running test, pass a timeout value as the last argument."
 }
 """
     report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=tap))
-    slow = _by_id(report)["waits for rates"]
+    slow = by_id(report)["waits for rates"]
     assert slow.status == Status.FAILED and slow.timed_out
     assert slow.message.startswith("Error: Test timed out in 100ms.")
 
@@ -661,7 +655,7 @@ describe('outer', () => {
 </testsuite></testsuites>"""
     (root / "j.xml").write_text(xml)
     report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile=j.xml"))
-    tests = _by_id(report)
+    tests = by_id(report)
     assert (tests["outer > inner"].status, tests["outer > inner"].line) == (Status.ERRORED, 3)
     assert tests["outer > inner > a"].status == Status.SKIPPED
 
