@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from datetime import timedelta
 
 from temporalio.client import Client
@@ -21,6 +22,7 @@ from workflows.test_fix import TestFixWorkflow
 WORKFLOWS = [FixSuiteWorkflow, TestFixWorkflow]
 ACTIVITIES = [
     workspace.prepare_workspace, workspace.record_result, workspace.finalize_run,
+    workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
     testing.plan_tests, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
     fixing.propose_fix,
@@ -48,8 +50,13 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with worker:
-        await stop.wait()
+    try:
+        async with worker:
+            await stop.wait()
+    finally:
+        # The docker backend keeps warm containers; they go with the worker.
+        if "sandbox.docker" in sys.modules:
+            sys.modules["sandbox.docker"].shutdown()
 
 
 if __name__ == "__main__":

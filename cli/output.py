@@ -39,6 +39,8 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
         code = 2
     except KeyboardInterrupt:
         code = 130
+    if "sandbox.docker" in sys.modules:  # os._exit skips atexit: remove warm containers here
+        sys.modules["sandbox.docker"].shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -19,23 +19,14 @@ from parsers import RunOutput, parse
 from parsers.errors import ErrorKind, GreenloopError
 from parsers.models import TestReport
 from runner.plan import REPORT_DIR, TestPlan
+from sandbox.models import ExecResult, Limits
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
 
 
-class Execution(BaseModel):
-    """What one command did, as the runner needs it."""
-
-    command: str
-    exit_code: int | None
-    stdout_path: str
-    stderr_path: str
-    duration_s: float
-    timed_out: bool = False
-    out_of_memory: bool = False
-    backend: str = ""
-    warnings: list[str] = []
+# What one command did: the sandbox's result, under the runner's old name.
+Execution = ExecResult
 
 
 class TestRun(BaseModel):
@@ -49,11 +40,19 @@ class TestRun(BaseModel):
     artifacts: str
 
 
+def limits(settings) -> Limits:
+    """The sandbox limits a ``SandboxSettings`` asks for."""
+    return Limits(timeout_s=settings.timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
+                  pids=settings.pids, network=settings.network, tmpfs_mb=settings.tmpfs_mb,
+                  disk_mb=settings.disk_mb)
+
+
 async def _exec(command: str, workspace: Path, out_dir: Path, settings,
                 heartbeat: Callable[[str], None]) -> Execution:
-    from sandbox import run_command  # the sandbox owns isolation and limits
+    import sandbox  # the sandbox owns isolation and limits
 
-    return await run_command(command, workspace, out_dir, settings, heartbeat)
+    return await sandbox.run(command, workspace, None, limits(settings), backend=settings.backend,
+                             out_dir=out_dir, heartbeat=heartbeat)
 
 
 def _not_found(ex: Execution) -> bool:

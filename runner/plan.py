@@ -10,6 +10,7 @@ a container where the workspace is mounted elsewhere.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -98,6 +99,23 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
     return with_reports(framework, direct), [f"{pm} test"]
 
 
+# Files where a project that runs pytest would name it.
+PYTEST_MENTIONS = ("requirements*.txt", "setup.py", "setup.cfg", "tox.ini", "pyproject.toml", "Pipfile", "noxfile.py")
+
+
+def _unittest_only(root: Path) -> bool:
+    """A Python project guessed from its ``test_*.py`` files alone whose tests
+    are plain ``unittest``: under pytest they would be counted differently
+    (an exception is ``failed``, not ``errored``; an unexpected success is
+    ``failed``), and pytest may not even be installed."""
+    tests = [p for p in [*root.glob("test_*.py"), *root.glob("test*/**/test_*.py")] if p.is_file()][:200]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in tests]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for pat in PYTEST_MENTIONS for p in root.glob(pat)
+              if p.is_file()]
+    return any(re.search(r"^\s*(?:import|from)\s+unittest\b", t, re.M) for t in texts) and \
+        not any("pytest" in t for t in texts)
+
+
 def _build_command(root: Path, language: str) -> str | None:
     """Seed 004's build detection: JS/TS build scripts, tsc, CMake configure+build."""
     if language in ("javascript", "typescript"):
@@ -140,6 +158,8 @@ def plan_tests(
         found = fw_detect.from_project(root)
         if found and found.framework != "generic":
             fw, _ = found.framework, reasons.append(found.reason)
+            if fw == "pytest" and found.confidence != "high" and _unittest_only(root):
+                fw, _ = "unittest", reasons.append("its test files import unittest and nothing names pytest")
     language_name = FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
     try:
         lang: LanguageDetection | None = detect_language(root, language)

@@ -1,80 +1,94 @@
-"""Sandboxed execution of untrusted test commands.
+"""Sandboxed execution of untrusted commands.
 
-``run_command`` is the one entry point. Backends:
-- ``bwrap`` (bubblewrap; see ``sandbox.bwrap``): namespaces, read-only host,
-  no network, no secrets — the default;
+``run`` is the one entry point; every backend module (``sandbox.docker``,
+``sandbox.bwrap``, ``sandbox.local``) exposes the same two functions,
+``available() -> (ok, why)`` and ``async run(command, workdir, env, limits,
+out_dir, heartbeat) -> ExecResult``. Backends:
+
+- ``docker``: a container per run (see ``sandbox.docker``);
+- ``bwrap``: bubblewrap namespaces, read-only host, no network, no secrets;
 - ``local``: a process group with rlimits, for development only; it does not
-  isolate the network, the filesystem or the host's files, and says so in
-  every result;
-- ``auto``: bwrap when it works here, otherwise a clear error (it fails
-  closed: ``local`` runs only when asked for by name).
+  isolate (``sandbox.local.UNCONTAINED``) and says so in every result;
+- ``auto``: docker when an engine answers, else bwrap; it fails closed with
+  a permission error when neither works (``local`` runs only when asked for
+  by name).
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
+import importlib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from parsers.errors import ErrorKind, GreenloopError
-from sandbox import bwrap
-from sandbox.environment import sandbox_env
-from sandbox.process import Limits, rlimits, run_process
+from sandbox.environment import is_secret, sandbox_env
+from sandbox.models import ExecResult, Limits
 
-LOCAL_WARNING = ("local backend: NO isolation — the command can use the network, read the host's files "
-                 "and write outside the workspace; only time, memory, CPU and output are limited")
+BACKENDS = ("docker", "bwrap", "local")
+
+__all__ = ["BACKENDS", "ExecResult", "Limits", "backend_module", "choose_backend", "run"]
 
 
-def choose_backend(name: str) -> tuple[str, str]:
-    """(backend, reason) for a requested backend name; fails closed."""
-    if name == "local":
-        return "local", "asked for by name"
-    if name in ("auto", "bwrap"):
-        ok, why = bwrap.available()
-        if ok:
-            return "bwrap", why if name == "bwrap" else f"auto: {why}"
-        raise GreenloopError(
-            f"no isolating sandbox is available ({why}); install bubblewrap, or run unisolated with "
-            "--sandbox local", kind=ErrorKind.PERMISSION_ERROR)
-    if name == "docker":
-        raise GreenloopError("the docker backend is not available in this version; use bwrap",
+def backend_module(name: str) -> tuple[ModuleType | None, str]:
+    """The backend's module, imported on first use (docker's SDK is heavy
+    and optional), or None and why."""
+    if name not in BACKENDS:
+        raise GreenloopError(f"unknown sandbox backend {name!r} (choose from auto, {', '.join(BACKENDS)})",
                              kind=ErrorKind.VALIDATION_ERROR)
-    raise GreenloopError(f"unknown sandbox backend {name!r}", kind=ErrorKind.VALIDATION_ERROR)
+    try:
+        return importlib.import_module(f"sandbox.{name}"), ""
+    except ImportError as exc:
+        return None, f"{name} backend not installed ({exc})"
 
 
-async def run_command(command: str, workspace: Path, out_dir: Path, settings,
-                      heartbeat: Callable[[str], None] = lambda _: None):
-    """Run ``bash -c command`` in ``workspace`` under ``settings`` (a
-    ``SandboxSettings``); output streams to ``out_dir``. Returns an ``Execution``."""
-    from runner.execute import Execution
+def _probe(name: str) -> tuple[ModuleType | None, str]:
+    module, why = backend_module(name)
+    if module is None:
+        return None, why
+    ok, why = module.available()
+    return (module if ok else None), why
 
-    backend, reason = choose_backend(settings.backend)
+
+def choose_backend(name: str) -> tuple[ModuleType, str, str]:
+    """(module, backend name, reason) for a requested backend; fails closed:
+    ``auto`` never falls back to ``local``."""
+    if name == "auto":
+        reasons = []
+        for candidate in ("docker", "bwrap"):
+            module, why = _probe(candidate)
+            if module is not None:
+                return module, candidate, f"auto: {why}" + (f" (docker: {reasons[0]})" if reasons else "")
+            reasons.append(why)
+        raise GreenloopError(
+            f"no isolating sandbox is available (docker: {reasons[0]}; bwrap: {reasons[1]}); start a Docker "
+            "engine or install bubblewrap, or run unisolated with --sandbox local",
+            kind=ErrorKind.PERMISSION_ERROR)
+    module, why = _probe(name)
+    if module is None:
+        raise GreenloopError(f"the {name} sandbox is not available here: {why}", kind=ErrorKind.PERMISSION_ERROR)
+    return module, name, f"asked for by name; {why}"
+
+
+async def run(command: str, workdir: Path, env: dict[str, str] | None = None, limits: Limits | None = None, *,
+              backend: str = "auto", out_dir: Path,
+              heartbeat: Callable[[str], None] = lambda _: None) -> ExecResult:
+    """Run ``bash -c command`` in ``workdir`` under ``limits`` on a backend.
+
+    ``env`` adds to the sandbox's allow-listed environment
+    (``sandbox.environment.sandbox_env``); names that look like secrets are
+    dropped, so the worker's credentials never enter. Output streams to
+    ``out_dir/stdout.txt`` and ``stderr.txt``; the result keeps a head and a
+    tail of each.
+    """
+    # Probing may take a moment (a docker engine that does not answer): keep the event loop free.
+    module, name, reason = await asyncio.to_thread(choose_backend, backend)
+    limits = limits or Limits()
     out_dir.mkdir(parents=True, exist_ok=True)
-    limits = Limits(timeout_s=settings.timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
-                    pids=settings.pids)
-    warnings: list[str] = []
-    if backend == "bwrap":
-        env = sandbox_env("/tmp")
-        argv = bwrap.argv(command, workspace, env, network=settings.network, tmpfs_mb=1024)
-        # Inside the user namespace the uid is not root: RLIMIT_NPROC holds there.
-        preexec = rlimits(limits, nproc=os.getuid() != 0)
-    else:
-        home = out_dir / "home"
-        home.mkdir(exist_ok=True)
-        env = sandbox_env(str(home))
-        argv = ["bash", "-c", command]
-        preexec = rlimits(limits, nproc=os.getuid() != 0)
-        warnings.append(LOCAL_WARNING)
-    done = await run_process(argv, cwd=workspace, env=env, out_dir=out_dir, limits=limits, preexec=preexec,
-                             heartbeat=heartbeat)
-    if done.truncated:
-        warnings.append("output truncated at the sandbox's output limit")
-    if done.timed_out:
-        warnings.append(f"killed after the time limit of {settings.timeout_s}s")
-    stderr_tail = (out_dir / "stderr.txt").read_bytes()[-4096:].decode(errors="replace")
-    oom = "MemoryError" in stderr_tail or "out of memory" in stderr_tail.lower() or "Cannot allocate memory" in stderr_tail
-    return Execution(
-        command=command, exit_code=done.exit_code, stdout_path=str(out_dir / "stdout.txt"),
-        stderr_path=str(out_dir / "stderr.txt"), duration_s=done.duration_s, timed_out=done.timed_out,
-        out_of_memory=oom and done.exit_code not in (0, None), backend=f"{backend} ({reason})", warnings=warnings,
-    )
+    dropped = sorted(k for k in (env or {}) if is_secret(k))
+    result = await module.run(command, Path(workdir), sandbox_env("/tmp", env), limits, out_dir, heartbeat)
+    result.backend, result.backend_reason = name, reason
+    if dropped:
+        result.warnings.append("kept out of the sandbox (named like secrets): " + ", ".join(dropped))
+    return result

@@ -4,14 +4,24 @@ worker's secrets (ANTHROPIC_API_KEY and everything else stays outside)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Names that look like credentials never enter, even when a caller passes them.
+SECRET_NAME = re.compile(r"(^|_)KEY($|_)|TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)AUTH($|_)|COOKIE|"
+                         r"^ANTHROPIC_|^AWS_|^GH_|^GITHUB_", re.I)
+
+
+def is_secret(name: str) -> bool:
+    """Whether a variable name looks like a credential."""
+    return SECRET_NAME.search(name) is not None
 
 
 def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """PATH (the worker's toolchains, its own Python first), a private HOME,
-    and fixed settings only. GREENLOOP_SANDBOX_PATH replaces PATH."""
+    and fixed settings only, plus ``extra`` less anything named like a
+    secret (``is_secret``). GREENLOOP_SANDBOX_PATH replaces PATH."""
     path = os.environ.get("GREENLOOP_SANDBOX_PATH") or (
         os.path.dirname(sys.executable) + ":" + os.environ.get("PATH", DEFAULT_PATH))
     env = {
@@ -25,6 +35,8 @@ def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str
         "PYTHONUNBUFFERED": "1",
         "NO_COLOR": "1",
         "TMPDIR": "/tmp",
+        # rustup's cargo/rustc proxies look for toolchains here (default ~/.rustup), not under the private HOME.
+        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup"),
     }
-    env.update(extra or {})
+    env.update({k: v for k, v in (extra or {}).items() if not is_secret(k)})
     return env

@@ -25,6 +25,9 @@ class Limits(BaseModel):
     output_bytes: int = Field(default=MAX_OUTPUT_BYTES, ge=1024)
     tmpfs_mb: int = Field(default=1024, ge=1)
     network: bool = False  # loopback always works; this opens the outside world
+    # How far the workspace's filesystem may fill during the run (also the
+    # largest file a command may write); the run is killed past it.
+    disk_mb: int = Field(default=10_240, ge=1)
 
 
 class ExecResult(BaseModel):
@@ -47,4 +50,6 @@ class ExecResult(BaseModel):
     out_of_memory: bool = False
     peak_memory_mb: float | None = None  # where the backend can tell
     cpu_s: float | None = None
+    peak_pids: int | None = None  # most processes alive at once, where the backend can tell
+    disk_exceeded: bool = False  # killed for filling the workspace's filesystem past ``Limits.disk_mb``
     warnings: list[str] = Field(default_factory=list)

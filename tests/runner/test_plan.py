@@ -63,3 +63,16 @@ def test_cmake_project_builds_then_runs_ctest_with_junit(tmp_path):
     plan = plan_tests(make(tmp_path, {"CMakeLists.txt": "project(x)\n"}))
     assert plan.build_command == "cmake -S . -B build && cmake --build build"
     assert plan.test_command.startswith("ctest --test-dir build") and "--output-junit" in plan.test_command
+
+
+@pytest.mark.parametrize("extra, framework", [
+    ({}, "unittest"),
+    ({"tests/test_b.py": "import pytest\n"}, "pytest"),  # one pytest-style file: pytest runs both
+    ({"requirements-dev.txt": "pytest>=8\n"}, "pytest"),
+    ({"pytest.ini": "[pytest]\n"}, "pytest"),
+])
+def test_plain_unittest_projects_run_with_unittest(tmp_path, extra, framework):
+    plan = plan_tests(make(tmp_path, {"tests/__init__.py": "", "tests/test_a.py": "import unittest\n", **extra}))
+    assert plan.framework == framework
+    if framework == "unittest":
+        assert plan.test_command == "python -m unittest discover -v"
