@@ -65,6 +65,8 @@ async def propose_fix(inp: FixInput) -> FixProposal:
             proposal.failure_reason = "edits refused: " + "; ".join(overlay.refused[:5])
         elif overlay.malformed:
             proposal.failure_reason = "malformed tool call(s): " + "; ".join(overlay.malformed[:5])
+        elif outcome.stop == "budget":
+            proposal.failure_reason = f"the LLM budget of ${inp.llm.budget_usd:.2f} was used up"
         elif outcome.stop == "max_turns":
             proposal.failure_reason = f"no fix within {inp.llm.max_tool_turns} model turns"
         else:

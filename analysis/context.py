@@ -5,6 +5,7 @@ changes touching them, all bounded in size."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from parsers.models import TestResult
 MAX_CONTEXT_CHARS = 24_000
 SNIPPET_RADIUS = 12
 MAX_IMPORTS = 6
+MAX_LINE_CHARS = 400
 IMPORT_PATTERNS = [
     re.compile(r"^\s*from\s+([\w.]+)\s+import\b"),                 # Python
     re.compile(r"^\s*import\s+([\w.]+)"),                           # Python / Java / Go single
@@ -52,6 +54,10 @@ class FailureContext(BaseModel):
         return "\n\n".join(parts)
 
 
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " ...[line cut]"
+
+
 def _snippet(index: SourceIndex, file: str, line: int | None, why: str, radius: int = SNIPPET_RADIUS) -> Snippet | None:
     lines = index.lines(file)
     if not lines:
@@ -60,7 +66,8 @@ def _snippet(index: SourceIndex, file: str, line: int | None, why: str, radius: 
         start, end = 1, min(len(lines), 2 * radius)
     else:
         start, end = max(1, line - radius), min(len(lines), line + radius)
-    text = "\n".join(f"{n:5d}| {lines[n - 1]}" for n in range(start, end + 1))
+    # Long lines (minified code, data) are cut: one line must not eat the bound.
+    text = "\n".join(f"{n:5d}| {_cut(lines[n - 1])}" for n in range(start, end + 1))
     return Snippet(file=file, start_line=start, end_line=end, why=why, text=text)
 
 
@@ -77,8 +84,16 @@ def _imported_files(index: SourceIndex, test_file: str) -> list[str]:
     base = test_file.rsplit("/", 1)[0] if "/" in test_file else ""
     found: list[str] = []
     for name in names:
-        if name.startswith("."):
-            stem = str(Path(base, name)).replace("\\", "/").lstrip("./")
+        if name.startswith((".", "/")) and "/" in name:
+            # "./cart", "../src/cart": relative to the test's directory.
+            stem = posixpath.normpath(posixpath.join(base, name)).lstrip("/")
+        elif name.startswith("."):
+            # Python's "from .cart import" / "from ..shop import": one dot is the
+            # test's package, each further dot one level up.
+            dots = len(name) - len(name.lstrip("."))
+            up = base.split("/") if base else []
+            up = up[: max(0, len(up) - (dots - 1))]
+            stem = "/".join(up + [name.lstrip(".").replace(".", "/")]).strip("/")
         else:
             stem = name.replace(".", "/").replace("::", "/")
         for f in files:

@@ -1,7 +1,8 @@
-"""Root-cause grouping: failures that share an error site, or the same
-message once volatile parts are masked, are one group, so one fix can serve
-the group and the suite fixes the group's root first (seed 000's "single
-function causing multiple test failures", "cascading failures")."""
+"""Root-cause grouping: failures that share an error site, a frame in the
+project's own (non-test) code, or the same message once volatile parts are
+masked, are one group, so one fix can serve the group and the suite fixes
+the group's root first (seed 000's "single function causing multiple test
+failures", "cascading failures")."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ VOLATILE = [
     (re.compile(r"\b\d+(\.\d+)?\b"), "N"),
     (re.compile(r"\s+"), " "),
 ]
+# Kinds that make other tests fail: fixed before everything else.
+FIRST = {FailureKind.BUILD_ERROR: 0, FailureKind.FIXTURE_ERROR: 1}
 
 
 class FailureGroup(BaseModel):
@@ -37,29 +40,61 @@ def message_signature(evidence: str) -> str:
     return sig.strip()[:200]
 
 
+def _links(c: FailureClassification) -> list[tuple[str, str]]:
+    """(key, reason) of everything another failure could share with ``c``."""
+    if c.error_site is None:
+        key = f"message:{c.kind.value}:{message_signature(c.evidence)}"
+        return [(key, f"fail with the same {c.kind.value} message")]
+    out = [(f"site:{c.error_site.file}:{c.error_site.line}",
+            f"fail at the same place, {c.error_site.file}:{c.error_site.line}")]
+    # Frames of the test's own file are its own lines, not a shared cause.
+    out += [(f"frame:{f.file}:{f.line}", f"pass through {f.file}:{f.line}")
+            for f in c.project_frames if f.file != c.test_file]
+    return out
+
+
+def _root_order(c: FailureClassification, position: int) -> tuple[int, int, int]:
+    # Build/fixture errors first; then the most direct test (fewest project
+    # frames between it and the failure), whose fix loop is the simplest.
+    return (FIRST.get(c.kind, 2), len(c.project_frames), position)
+
+
 def group_failures(classified: list[FailureClassification]) -> list[FailureGroup]:
     """Groups, largest first; a failure with nothing in common is a group of one.
 
     Build errors and fixture errors are ordered before everything else: they
-    make other tests fail and must be fixed first.
+    make other tests fail and must be fixed first. Within a group the root
+    (the test to fix first) comes first.
     """
-    groups: dict[str, list[FailureClassification]] = {}
-    reasons: dict[str, str] = {}
-    for c in classified:
-        if c.error_site is not None:
-            key = f"site:{c.error_site.file}:{c.error_site.line}"
-            reasons.setdefault(key, f"fail at the same place, {c.error_site.file}:{c.error_site.line}")
-        else:
-            key = f"message:{c.kind.value}:{message_signature(c.evidence)}"
-            reasons.setdefault(key, f"fail with the same {c.kind.value} message")
-        groups.setdefault(key, []).append(c)
-    first = {FailureKind.BUILD_ERROR: 0, FailureKind.FIXTURE_ERROR: 1}
-    ordered = sorted(groups.items(), key=lambda kv: (first.get(kv[1][0].kind, 2), -len(kv[1])))
-    return [
-        FailureGroup(
-            key=key, kind=members[0].kind,
-            reason=reasons[key] if len(members) > 1 else "no shared cause found",
-            root_test=members[0].test_id, tests=[m.test_id for m in members],
-        )
-        for key, members in ordered
-    ]
+    parent = list(range(len(classified)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    reason_of: dict[int, str] = {}
+    for i, c in enumerate(classified):
+        for key, reason in _links(c):
+            if key not in owner:
+                owner[key] = i
+                continue
+            a, b = find(owner[key]), find(i)
+            if a != b:
+                parent[b] = a
+                reason_of.setdefault(a, reason_of.pop(b, None) or reason)
+    members: dict[int, list[int]] = {}
+    for i in range(len(classified)):
+        members.setdefault(find(i), []).append(i)
+    groups = []
+    for root, idx in members.items():
+        idx.sort(key=lambda i: _root_order(classified[i], i))
+        first = classified[idx[0]]
+        groups.append((FIRST.get(first.kind, 2), -len(idx), idx[0], FailureGroup(
+            key=_links(first)[0][0], kind=first.kind,
+            reason=reason_of.get(root, "no shared cause found") if len(idx) > 1 else "no shared cause found",
+            root_test=first.test_id, tests=[classified[i].test_id for i in idx],
+        )))
+    return [g for *_, g in sorted(groups, key=lambda t: t[:3])]

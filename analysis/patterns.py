@@ -45,10 +45,12 @@ SUGGESTIONS = {
 }
 
 # Checked in order: the first kind whose pattern matches the evidence wins.
+# Type mismatches come before crashes: the crash pattern's generic
+# "Exception: " would otherwise swallow e.g. Java's ClassCastException.
 PATTERNS: list[tuple[FailureKind, re.Pattern[str]]] = [
     (FailureKind.BUILD_ERROR, re.compile(
         r"error\[E\d{4}\]|could not compile|COMPILATION ERROR|cannot find symbol|SyntaxError|Parse error|"
-        r"\[build failed\]|\[setup failed\]|error: expected|compilation terminated|undefined reference to", re.I)),
+        r"\[build failed\]|\[setup failed\]|\d:\d+: error: expected|compilation terminated|undefined reference to", re.I)),
     (FailureKind.FIXTURE_ERROR, re.compile(
         r"ERROR at (setup|teardown) of|\"(before|after) (all|each)\" hook|setUpClass|setUpModule|@BeforeAll|"
         r"@BeforeEach|beforeAll|beforeEach|fixture '\w+' not found", re.I)),
@@ -67,12 +69,12 @@ PATTERNS: list[tuple[FailureKind, re.Pattern[str]]] = [
         r"RangeError|index \d+ out of|StringIndexOutOfBounds", re.I)),
     (FailureKind.KEY_ERROR, re.compile(
         r"KeyError|key not found|NoSuchElementException|Undefined (array )?(index|key)|KeyNotFound", re.I)),
-    (FailureKind.CRASH, re.compile(
-        r"^panic:|SIGSEGV|SIGABRT|Segmentation fault|SegFault|core dumped|\bAborted\b|stack overflow|"
-        r"fatal error:|Exception: ", re.I | re.M)),
     (FailureKind.TYPE_MISMATCH, re.compile(
         r"TypeError|cannot use .* as|ClassCastException|mismatched types|is not a function|"
         r"incompatible types|type mismatch|NoMethodError|AttributeError", re.I)),
+    (FailureKind.CRASH, re.compile(
+        r"^panic:|SIGSEGV|SIGABRT|Segmentation fault|SegFault|core dumped|\bAborted\b|stack overflow|"
+        r"fatal error:|Exception: ", re.I | re.M)),
     (FailureKind.ASSERTION, re.compile(
         r"AssertionError|assert(ion)?\b|expect(ed)?\b|Expected|to (equal|be|have)|but (was|got)|"
         r"\bwant\b|\bgot\b|Failure|does not match|not equal|toEqual|toBe|left == right|assert_eq", re.I)),
@@ -108,12 +110,13 @@ class Frame(BaseModel):
 
 class FailureClassification(BaseModel):
     test_id: str
+    test_file: str | None = None
     kind: FailureKind
     evidence: str
     expected: str | None = None
     actual: str | None = None
-    # The first frame in the project's own code that is not the test itself,
-    # else the first project frame: where a fix most likely goes.
+    # The innermost frame in the project's own code that is not the test
+    # itself, else the first project frame: where a fix most likely goes.
     error_site: Frame | None = None
     project_frames: list[Frame] = []
     suggestion: str
@@ -143,13 +146,27 @@ def _normalize_path(path: str, project_files: set[str]) -> str | None:
     return None
 
 
+def _by_basename(path: str, project_files: set[str]) -> str | None:
+    # Java stacks ("at a.B.c(B.java:12)") and go test ("b_test.go:12:") name
+    # files without their directory: the project file of that name, if unique.
+    suffix = "/" + path
+    found = [f for f in project_files if f.endswith(suffix)]
+    return found[0] if len(found) == 1 else None
+
+
 def project_frames(text: str, project_files: set[str]) -> list[Frame]:
     """Stack frames of ``text`` that point into the project, in order, deduplicated."""
     seen: set[tuple[str, int]] = set()
     frames: list[tuple[int, Frame]] = []
+    bare: dict[str, str | None] = {}
     for pattern in FRAME_PATTERNS:
         for m in pattern.finditer(text):
-            rel = _normalize_path(m.group("path"), project_files)
+            path = m.group("path")
+            rel = _normalize_path(path, project_files)
+            if rel is None and "/" not in path and "\\" not in path:
+                if path not in bare:
+                    bare[path] = _by_basename(path, project_files)
+                rel = bare[path]
             if rel is None:
                 continue
             key = (rel, int(m.group("line")))
@@ -172,17 +189,22 @@ def classify(test: TestResult, project_files: set[str] | frozenset[str] = frozen
                 kind, evidence = k, _evidence_line(text, pattern)
                 break
     expected = actual = None
-    for pattern, e, a in EXPECTED_ACTUAL:
+    # Only an assertion has compared values: elsewhere "assert f(x) == 2" is
+    # just the source line the traceback quotes, and f(x) was never computed.
+    for pattern, e, a in EXPECTED_ACTUAL if kind is FailureKind.ASSERTION else []:
         m = pattern.search(text)
         if m:
             expected, actual = m.group(e).strip()[:200], m.group(a).strip()[:200]
             break
     frames = project_frames(text, set(project_files))
-    site = next((f for f in frames if f.file != test.file), frames[0] if frames else None)
+    # Python tracebacks list the innermost call last, other stacks first: the
+    # error site is the innermost project frame outside the test either way.
+    innermost_first = frames[::-1] if frames and all(f.file.endswith(".py") for f in frames) else frames
+    site = next((f for f in innermost_first if f.file != test.file), frames[0] if frames else None)
     suggestion = SUGGESTIONS[kind]
     if site is not None:
         suggestion += f" (error site {site.file}:{site.line})"
     return FailureClassification(
-        test_id=test.id, kind=kind, evidence=evidence, expected=expected, actual=actual,
+        test_id=test.id, test_file=test.file, kind=kind, evidence=evidence, expected=expected, actual=actual,
         error_site=site, project_frames=frames, suggestion=suggestion,
     )

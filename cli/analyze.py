@@ -23,6 +23,7 @@ def analyze_command(
     cwd: Annotated[Path | None, typer.Option(help="Where the command ran (reports and sources).")] = None,
     framework: Annotated[str | None, typer.Option(help="Framework name; detected when omitted.")] = None,
     format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (same as --format json).")] = False,
 ) -> None:
     """Classify each failure, group them by root cause, and suggest what to fix first."""
     try:
@@ -32,7 +33,7 @@ def analyze_command(
         analysis = analyze_report(parse(run, framework), root)
     except GreenloopError as exc:
         raise fail(exc) from None
-    if format is Format.json:
+    if as_json or format is Format.json:
         print(analysis.model_dump_json(indent=2))
         return
     table = Table(title=f"root cause: {analysis.root_cause}")

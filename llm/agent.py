@@ -18,7 +18,7 @@ class AgentOutcome(BaseModel):
     text: str
     usage: Usage
     turns: int
-    stop: str  # the last stop_reason, or "max_turns"
+    stop: str  # the last stop_reason, "max_turns", or "budget"
     tool_calls: list[str]
 
 
@@ -38,6 +38,21 @@ def _cached_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation with cache breakpoints on the first user message (the
+    failure and its source context, the big stable part: tools and system
+    prompt alone are under the provider's minimum cacheable length) and on the
+    latest one, so each turn of the tool loop reads the previous turns from
+    the cache. With tools and system: 4 breakpoints, the provider's maximum."""
+    out = list(messages)
+    for i in sorted({0, len(out) - 1}):
+        content = out[i]["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        out[i] = {**out[i], "content": blocks}
+    return out
+
+
 async def run_agent(
     client: Any,
     settings: LLMSettings,
@@ -48,7 +63,11 @@ async def run_agent(
     allow_edits: bool,
     heartbeat: Callable[[str], None] = lambda _: None,
 ) -> AgentOutcome:
-    """Converse until the model stops calling tools; edits land in ``overlay``."""
+    """Converse until the model stops calling tools; edits land in ``overlay``.
+
+    Stops early (``stop="budget"``) once the conversation alone has cost the
+    run's whole LLM budget (``settings.budget_usd``): the workflow checks the
+    run's total between tests, this bounds a runaway tool loop within one."""
     tools = _cached_tools(READ_TOOLS + (EDIT_TOOLS if allow_edits else []))
     system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
@@ -59,15 +78,17 @@ async def run_agent(
         heartbeat(f"model turn {turn}")
         response = await client.messages.create(
             model=settings.model, max_tokens=settings.max_tokens, system=system_blocks,
-            tools=tools, messages=messages,
+            tools=tools, messages=_with_cache_breakpoints(messages),
         )
         usage = usage + usage_of(settings.model, response.usage)
         stop = response.stop_reason or "end_turn"
         content = list(response.content or [])
         tool_uses = [b for b in content if getattr(b, "type", None) == "tool_use"]
+        text = "\n".join(b.text for b in content if getattr(b, "type", None) == "text").strip()
         if not tool_uses:
-            text = "\n".join(b.text for b in content if getattr(b, "type", None) == "text").strip()
             return AgentOutcome(text=text, usage=usage, turns=turn, stop=stop, tool_calls=calls)
+        if settings.budget_usd is not None and usage.cost_usd >= settings.budget_usd:
+            return AgentOutcome(text=text, usage=usage, turns=turn, stop="budget", tool_calls=calls)
         messages.append({"role": "assistant", "content": [_block_dict(b) for b in content]})
         results = []
         for use in tool_uses:

@@ -16,6 +16,7 @@ from workflows.models import LLMSettings, Usage
 PRICES = {
     "opus-4-5": (5.0, 25.0), "opus-4-6": (5.0, 25.0), "opus-4-1": (15.0, 75.0), "opus-4": (15.0, 75.0),
     "opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku-4-5": (1.0, 5.0), "haiku-3-5": (0.8, 4.0),
+    "3-5-haiku": (0.8, 4.0),  # the Claude 3.5 ids put the version first: claude-3-5-haiku-20241022
     "haiku": (0.25, 1.25),
 }
 

@@ -16,6 +16,7 @@ from temporalio.worker import Replayer
 
 from tests.live.conftest import require
 from tests.workflows.conftest import REPO, fix_request
+from llm.scripted_server import message_text
 from worker import build_worker
 from workflows import test_fix
 from workflows.fix_suite import FixSuiteWorkflow, child_id
@@ -135,7 +136,7 @@ async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(tempora
     assert "the build failed: error[E0308]: mismatched types" in attempts[0].reason
     # The compiler's complaint reached the second attempt's prompt.
     second = [r for r in server.requests if r.role == "fixer" and r.iteration == 2 and r.turn == 1][0]
-    prompt = second.body["messages"][0]["content"]
+    prompt = message_text(second.body["messages"][0])  # text or content blocks (cache breakpoints)
     assert "Attempt 1: FAIL" in prompt and "mismatched types" in prompt
     # Attempt 1 was rolled back exactly: only attempt 2's line is in the workspace and the patch.
     words = Path(ws, "src/words.rs").read_text()

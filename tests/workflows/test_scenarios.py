@@ -13,6 +13,7 @@ import pytest
 from temporalio.client import WorkflowHandle
 
 from tests.workflows.conftest import DEMO, fix_request
+from llm.scripted_server import message_text
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id
 from workflows.models import Answer, AnswerChoice, RunSummary, TestFixResult, TestState, TestStatusView, Verdict
@@ -59,7 +60,7 @@ async def test_wrong_fix_then_right_fix_gets_the_feedback(temporal_env, demo_rep
     assert attempts[0].reason.startswith("the test is still failed")
     # The failed validation's output reached the second attempt's prompt.
     second = [r for r in server.requests if r.role == "fixer" and r.iteration == 2 and r.turn == 1][0]
-    prompt = second.body["messages"][0]["content"]
+    prompt = message_text(second.body["messages"][0])  # text or content blocks (cache breakpoints)
     assert "Attempt 1: FAIL" in prompt and "self.total() - percent" in prompt and "DIFFERENT approach" in prompt
     assert FIXED_LINE in workspace_cart(ws) and "self.total() - percent" not in workspace_cart(ws)
 

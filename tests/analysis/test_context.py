@@ -1,0 +1,133 @@
+"""The fixer's context for one failure, from a real git repository: the
+failing test's source, the project frames of its stack with surrounding
+lines, the files it imports, recent commits touching them; bounded in size."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from analysis.context import MAX_CONTEXT_CHARS, build_context
+from analysis.patterns import classify
+from parsers.locate import SourceIndex
+from parsers.models import Status, TestResult
+
+CART = '''"""Cart totals."""
+from shop.util import money
+
+PRICES = {"apple": 3, "pear": 4}
+
+
+def price(name):
+    return PRICES[name]
+
+
+def total(items):
+    return money(sum(price(i) for i in items))
+'''
+UTIL = '''def money(x):
+    return round(x, 2)
+'''
+TEST = '''from shop.cart import total
+from shop.util import money
+from .helpers import basket
+
+
+def test_total_kiwi():
+    assert total(basket("kiwi")) == 3
+'''
+HELPERS = '''def basket(*names):
+    return list(names)
+'''
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+
+
+def make_repo(root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "T")
+    for rel, text in {"shop/__init__.py": "", "shop/cart.py": CART.replace("PRICES[name]", "PRICES.get(name, 0)"),
+                      "shop/util.py": UTIL, "tests/__init__.py": "", "tests/helpers.py": HELPERS,
+                      "tests/test_cart.py": TEST, "README.md": "shop\n"}.items():
+        write(root, rel, text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial shop")
+    write(root, "shop/cart.py", CART)
+    git(root, "commit", "-qam", "price raises on unknown fruit")
+    write(root, "README.md", "shop, documented\n")
+    git(root, "commit", "-qam", "docs only")
+
+
+def kiwi_failure(root: Path) -> TestResult:
+    details = (
+        f"    def test_total_kiwi():\n>       assert total(basket('kiwi')) == 3\n\n{root}/tests/test_cart.py:7: \n"
+        f"_ _ _ _\n>       return money(sum(price(i) for i in items))\n\n{root}/shop/cart.py:12: \n_ _ _ _\n"
+        f">       return PRICES[name]\nE       KeyError: 'kiwi'\n\n{root}/shop/cart.py:8: KeyError"
+    )
+    return TestResult(id="tests/test_cart.py::test_total_kiwi", status=Status.FAILED, file="tests/test_cart.py",
+                      line=6, message="KeyError: 'kiwi'", details=details)
+
+
+def test_context_has_the_test_its_frames_its_imports_and_recent_changes(tmp_path):
+    make_repo(tmp_path)
+    test = kiwi_failure(tmp_path)
+    c = classify(test, set(SourceIndex(tmp_path).files()))
+    assert [(f.file, f.line) for f in c.project_frames] == [("tests/test_cart.py", 7), ("shop/cart.py", 12),
+                                                            ("shop/cart.py", 8)]
+    ctx = build_context(tmp_path, test, c)
+    assert [(s.file, s.why) for s in ctx.snippets] == [
+        ("tests/test_cart.py", "the failing test"),
+        ("shop/cart.py", "stack frame"),  # one excerpt covers both frames of cart.py
+        ("shop/util.py", "imported by tests/test_cart.py"),
+        ("tests/helpers.py", "imported by tests/test_cart.py"),  # "from .helpers import"
+    ]
+    cart = ctx.snippets[1]
+    assert cart.start_line == 1 and cart.end_line == 12
+    assert "    8|     return PRICES[name]" in cart.text and "   12|     return money(" in cart.text
+    assert "    7|     assert total(basket(\"kiwi\")) == 3" in ctx.snippets[0].text
+    # git history of the files in the context: the breaking commit, not the docs one
+    assert "price raises on unknown fruit" in ctx.recent_changes and "initial shop" in ctx.recent_changes
+    assert "docs only" not in ctx.recent_changes
+    assert not ctx.truncated
+    md = ctx.render()
+    assert "### shop/cart.py lines 1-12 (stack frame)" in md and "### Recent git changes" in md
+
+
+def test_js_relative_requires_resolve_from_the_test_directory(tmp_path):
+    write(tmp_path, "src/cart.js", "const { price } = require('./price');\nmodule.exports = { total: () => 1 };\n")
+    write(tmp_path, "src/price.js", "exports.price = () => 2;\n")
+    write(tmp_path, "test/cart.test.js", "const { total } = require('../src/cart');\ntest('t', () => {});\n")
+    test = TestResult(id="t", status=Status.FAILED, file="test/cart.test.js", line=2, message="Error: x")
+    ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
+    assert [(s.file, s.why) for s in ctx.snippets] == [("test/cart.test.js", "the failing test"),
+                                                        ("src/cart.js", "imported by test/cart.test.js")]
+    assert ctx.recent_changes == ""  # not a git repository
+
+
+def test_context_stays_bounded_with_huge_files_and_many_frames(tmp_path):
+    make_repo(tmp_path)
+    # an 8,000-line module with a minified 1 MB line near the failure, and a stack through 40 modules
+    lines = [f"def f{i}(x):  # {'padding ' * 10}" for i in range(8_000)]
+    lines[5_002] = "var a=" + "1," * 500_000 + "1;"
+    write(tmp_path, "shop/huge.py", "\n".join(lines) + "\n")
+    for i in range(40):
+        write(tmp_path, f"shop/m{i}.py", "\n".join(f"v{j} = {j}  # {'x' * 150}" for j in range(400)) + "\n")
+    frames = "".join(f'  File "{tmp_path}/shop/m{i}.py", line {200 + i}, in f\n' for i in range(40))
+    details = (f'Traceback (most recent call last):\n  File "{tmp_path}/tests/test_cart.py", line 7, in test_total_kiwi\n'
+               f'  File "{tmp_path}/shop/huge.py", line 5000, in f4999\n{frames}KeyError: \'kiwi\'')
+    test = TestResult(id="tests/test_cart.py::test_total_kiwi", status=Status.FAILED, file="tests/test_cart.py",
+                      line=6, message="KeyError: 'kiwi'", details=details)
+    ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
+    assert ctx.snippets[0].why == "the failing test" and ctx.snippets[1].file == "shop/huge.py"
+    assert "...[line cut]" in ctx.snippets[1].text
+    assert sum(len(s.text) for s in ctx.snippets) <= MAX_CONTEXT_CHARS
+    assert len(ctx.render()) < MAX_CONTEXT_CHARS + 6_000
+    assert len(ctx.snippets) <= 9

@@ -1,0 +1,155 @@
+"""Root-cause grouping and the whole-run ``FailureAnalysis``: failures sharing
+an error site, a frame in the project's own code, or a message are one group
+(unrelated ones are not), and each group's root comes first."""
+
+from __future__ import annotations
+
+from analysis.failure_analysis import FailureAnalysis, analyze_report
+from analysis.grouping import group_failures
+from analysis.patterns import SUGGESTIONS, FailureKind, classify
+from parsers.models import Status, TestReport, TestResult
+
+PY_FILES = {"shop/__init__.py", "shop/cart.py", "shop/tax.py", "tests/test_cart.py", "tests/test_tax.py"}
+JS_FILES = {"src/cart.js", "src/price.js", "src/tax.js", "test/cart.test.js", "test/tax.test.js"}
+
+
+def failing(id: str, message: str, details: str = "", file: str | None = None) -> TestResult:
+    return TestResult(id=id, status=Status.FAILED, message=message, details=details, file=file)
+
+
+def pytest_keyerror(test_line: int, via_total: bool) -> str:
+    """pytest's long repr of ``KeyError: 'kiwi'`` raised in price(), called
+    from the test directly or through total()."""
+    hops = [f"    def test_x():\n>       assert ... \n\ntests/test_cart.py:{test_line}: \n_ _ _ _\n"]
+    if via_total:
+        hops.append(">       return sum(price(i) for i in items)\n\nshop/cart.py:9: \n_ _ _ _\n")
+    hops.append(">       return PRICES[name]\nE       KeyError: 'kiwi'\n\nshop/cart.py:5: KeyError")
+    return "\n".join(hops)
+
+
+def by_id(tests: list[TestResult], files: set[str]):
+    return [classify(t, files) for t in tests]
+
+
+def test_shared_error_site_groups_and_the_most_direct_test_is_the_root():
+    tests = [
+        failing("tests/test_cart.py::test_total_kiwi", "KeyError: 'kiwi'", pytest_keyerror(20, True), "tests/test_cart.py"),
+        failing("tests/test_cart.py::test_price_kiwi", "KeyError: 'kiwi'", pytest_keyerror(13, False), "tests/test_cart.py"),
+        failing("tests/test_tax.py::test_rate", "AssertionError: assert 0.2 == 0.25",
+                ">       assert rate() == 0.25\nE       AssertionError: assert 0.2 == 0.25\n\ntests/test_tax.py:4: AssertionError",
+                "tests/test_tax.py"),
+    ]
+    groups = group_failures(by_id(tests, PY_FILES))
+    assert [g.tests for g in groups] == [
+        ["tests/test_cart.py::test_price_kiwi", "tests/test_cart.py::test_total_kiwi"],
+        ["tests/test_tax.py::test_rate"],
+    ]
+    assert groups[0].root_test == "tests/test_cart.py::test_price_kiwi"  # calls price() directly
+    assert "shop/cart.py:5" in groups[0].reason and groups[0].kind is FailureKind.KEY_ERROR
+    assert groups[1].reason == "no shared cause found"
+
+
+def test_a_shared_frame_in_project_code_groups_failures_with_different_sites():
+    tests = [
+        failing("cart adds", "TypeError: Cannot read properties of undefined (reading 'rate')",
+                "    at price (/w/proj/src/price.js:5:12)\n    at total (/w/proj/src/cart.js:9:20)\n"
+                "    at Object.<anonymous> (/w/proj/test/cart.test.js:6:5)\n    at node:internal/process:1:1",
+                "test/cart.test.js"),
+        failing("cart taxes", "RangeError: Invalid array length",
+                "    at taxes (/w/proj/src/tax.js:3:9)\n    at total (/w/proj/src/cart.js:9:20)\n"
+                "    at Object.<anonymous> (/w/proj/test/cart.test.js:12:5)", "test/cart.test.js"),
+        # its own site and frames: not related to the others
+        failing("tax rounds", "expect(received).toBe(expected)\n\nExpected: 3\nReceived: 2",
+                "    at Object.<anonymous> (/w/proj/test/tax.test.js:4:20)", "test/tax.test.js"),
+    ]
+    classified = by_id(tests, JS_FILES)
+    assert [c.error_site.file for c in classified] == ["src/price.js", "src/tax.js", "test/tax.test.js"]
+    groups = group_failures(classified)
+    assert [g.tests for g in groups] == [["cart adds", "cart taxes"], ["tax rounds"]]
+    assert "src/cart.js:9" in groups[0].reason
+
+
+def test_lines_of_the_same_test_file_are_not_a_shared_cause():
+    tests = [
+        failing("a", "AssertionError: assert 1 == 2", "tests/test_cart.py:4: AssertionError", "tests/test_cart.py"),
+        failing("b", "AssertionError: assert 3 == 5", "tests/test_cart.py:8: AssertionError", "tests/test_cart.py"),
+    ]
+    assert [g.tests for g in group_failures(by_id(tests, PY_FILES))] == [["a"], ["b"]]
+
+
+def test_same_message_without_a_site_groups_but_different_messages_do_not():
+    tests = [
+        failing("tests/test_api.py", "ModuleNotFoundError: No module named 'requests'"),
+        failing("tests/test_client.py", "ModuleNotFoundError: No module named 'requests'"),
+        failing("tests/test_db.py", "ModuleNotFoundError: No module named 'psycopg'"),  # masked: same signature
+        failing("tests/test_slow.py", "Failed: Timeout >5.0s"),
+    ]
+    groups = group_failures(by_id(tests, PY_FILES))
+    assert [g.tests for g in groups] == [
+        ["tests/test_api.py", "tests/test_client.py", "tests/test_db.py"], ["tests/test_slow.py"],
+    ]
+    assert groups[0].reason == "fail with the same import_error message"
+
+
+def test_build_and_fixture_errors_are_fixed_first_and_lead_their_group():
+    setup = ">       raise ConnectionError('db down')\nE       ConnectionError: db down\n\ntests/conftest.py:7: ConnectionError"
+    files = PY_FILES | {"tests/conftest.py"}
+    tests = [
+        failing("tests/test_cart.py::test_a", "AssertionError: assert 1 == 2", "tests/test_cart.py:4: AssertionError",
+                "tests/test_cart.py"),
+        failing("tests/test_tax.py::test_b", "ConnectionError: db down", "tests/conftest.py:7: ConnectionError",
+                "tests/test_tax.py"),
+        failing("tests/test_tax.py::test_c", "ERROR at setup of test_c", setup, "tests/test_tax.py"),
+        failing("shop", "SyntaxError: invalid syntax", 'E     File "/w/shop/tax.py", line 3', None),
+    ]
+    groups = group_failures(by_id(tests, files))
+    assert [g.tests for g in groups] == [
+        ["shop"], ["tests/test_tax.py::test_c", "tests/test_tax.py::test_b"], ["tests/test_cart.py::test_a"],
+    ]
+    assert [g.kind for g in groups] == [FailureKind.BUILD_ERROR, FailureKind.FIXTURE_ERROR, FailureKind.ASSERTION]
+    assert groups[1].root_test == "tests/test_tax.py::test_c"
+
+
+def report(tests: list[TestResult], **kw) -> TestReport:
+    return TestReport(framework="pytest", tests=tests, **kw)
+
+
+def test_failure_analysis_is_typed_and_names_one_root_cause(tmp_path):
+    for rel in PY_FILES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    tests = [
+        failing("tests/test_cart.py::test_total_kiwi", "KeyError: 'kiwi'", pytest_keyerror(20, True), "tests/test_cart.py"),
+        failing("tests/test_cart.py::test_price_kiwi", "KeyError: 'kiwi'", pytest_keyerror(13, False), "tests/test_cart.py"),
+        failing("tests/test_tax.py::test_none", "AttributeError: 'NoneType' object has no attribute 'rate'",
+                "tests/test_tax.py:9: AttributeError", "tests/test_tax.py"),
+        TestResult(id="tests/test_tax.py::test_ok", status=Status.PASSED),
+    ]
+    analysis = analyze_report(report(tests), tmp_path)
+    assert FailureAnalysis.model_validate_json(analysis.model_dump_json()) == analysis
+    assert [c.test_id for c in analysis.failures] == [t.id for t in tests[:3]]
+    assert [(p.type, p.frequency, p.test_names) for p in analysis.error_patterns] == [
+        (FailureKind.KEY_ERROR, 2, ["tests/test_cart.py::test_total_kiwi", "tests/test_cart.py::test_price_kiwi"]),
+        (FailureKind.NULL_REFERENCE, 1, ["tests/test_tax.py::test_none"]),
+    ]
+    assert analysis.error_patterns[0].message == "KeyError: 'kiwi'"
+    # seed 000's suggestions, pointing at the error site
+    assert analysis.suggestions == [
+        f"{SUGGESTIONS[FailureKind.KEY_ERROR]} (error site shop/cart.py:5)",
+        f"{SUGGESTIONS[FailureKind.NULL_REFERENCE]} (error site tests/test_tax.py:9)",
+    ]
+    assert analysis.affected_files == ["shop/cart.py", "tests/test_tax.py", "tests/test_cart.py"]
+    assert analysis.root_cause == "2 of 3 failures fail at the same place, shop/cart.py:5: likely one root cause"
+    assert analysis.groups[0].root_test == "tests/test_cart.py::test_price_kiwi"
+
+
+def test_root_cause_for_builds_environments_and_independent_failures():
+    build = report([failing("pkg", "error[E0432]: unresolved import `crate::pricing`")], build_error=True)
+    assert analyze_report(build, None).root_cause.startswith("the build fails")
+    env = report([failing(f"t{i}", f"Failed: Timeout >{i}.0s", f"+++ Timeout +++ {i}") for i in range(3)])
+    # three timeouts with different messages: no shared cause, but one kind everywhere
+    env.tests[0].message, env.tests[1].message = "Failed: Timeout", "test timed out after 5s"
+    assert analyze_report(env, None).root_cause == "every failure is a timeout: likely configuration or environment"
+    mixed = report([failing("a", "KeyError: 'x'"), failing("b", "IndexError: list index out of range")])
+    assert analyze_report(mixed, None).root_cause == "2 independent failure group(s)"
+    assert analyze_report(report([TestResult(id="ok", status=Status.PASSED)]), None).root_cause == "no failures"
