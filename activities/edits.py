@@ -8,6 +8,7 @@ from temporalio import activity
 
 from activities.errors import typed_errors
 from workflows.models import AppliedEdits, ApplyInput, RollbackInput
+from workspace import worktree
 from workspace.backups import BackupStore
 from workspace.events import log_event
 
@@ -30,7 +31,12 @@ async def apply_edits(inp: ApplyInput) -> AppliedEdits:
 @activity.defn
 @typed_errors
 async def rollback_edits(inp: RollbackInput) -> list[str]:
-    """Restore every file the attempt touched; idempotent."""
+    """Restore every file the attempt touched; idempotent. A fix merged from a
+    worktree is taken back out with its patch instead (all or nothing)."""
+    if inp.patch is not None:
+        files = worktree.unapply(Path(inp.workspace.path), Path(inp.patch))
+        log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, patch=inp.patch, files=files)
+        return files
     files = _store(inp.workspace).restore(inp.test_id, inp.attempt)
     log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, attempt=inp.attempt, files=files)
     return files

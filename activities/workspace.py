@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -10,8 +11,25 @@ from platformdirs import user_data_dir
 from temporalio import activity
 
 from activities.errors import typed_errors
-from workflows.models import FinalizeInput, PrepareInput, RecordInput, RunSummary, TestFixResult, Workspace
+from activities.heartbeat import heartbeating
+from activities.testing import load_statuses
+from parsers.models import Status, Totals
+from workflows.models import (
+    FinalizeInput,
+    MergeInput,
+    MergeResult,
+    PrepareInput,
+    RecordInput,
+    RemoveWorktreeInput,
+    RunSummary,
+    SuiteRun,
+    TestFixResult,
+    Workspace,
+    Worktree,
+    WorktreeInput,
+)
 from workspace import prepare as prep
+from workspace import worktree as wt
 from workspace.backups import slug
 from workspace.events import log_event
 from workspace.report import render_markdown
@@ -84,3 +102,90 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     log_event(run_dir, "run_finished", state=summary.state, fixed=summary.fixed, skipped=summary.skipped,
               escalated=summary.escalated, cost_usd=summary.usage.cost_usd)
     return summary
+
+
+# --- worktrees: one copy of the workspace per test in flight (concurrency > 1) ----------
+
+
+def _worktree_dir(ws: Workspace, test_id: str) -> Path:
+    return Path(ws.run_dir) / "worktrees" / slug(test_id)
+
+
+@activity.defn
+@typed_errors
+async def create_worktree(inp: WorktreeInput) -> Worktree:
+    """A git worktree holding the run workspace's current files, for one test's child.
+
+    Its artifacts (test runs, backups, events) go to its own folder of the run
+    directory, so tests in flight never share an artifact folder."""
+    ws, folder = inp.workspace, _worktree_dir(inp.workspace, inp.test_id)
+    path = folder / "workspace"
+    async with heartbeating("creating a worktree"):  # copying ignored dependencies can take a while
+        start = await asyncio.to_thread(wt.create, Path(ws.path), path)
+    log_event(ws.run_dir, "worktree_ready", test=inp.test_id, path=str(path), start=start)
+    return Worktree(test_id=inp.test_id, start=start,
+                    workspace=Workspace(path=str(path), run_dir=str(folder), repo=ws.repo, base_commit=start,
+                                        is_git=True))
+
+
+def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) -> SuiteRun:
+    """What validations compare with once a worktree's fix is merged: a test passes
+    if it passed before the merge or in the worktree after the fix (each fix was
+    validated against the baseline its test started from)."""
+    if after is None:
+        return baseline
+    before, now = load_statuses(baseline.statuses_path), load_statuses(after.statuses_path)
+    statuses = {t: Status.PASSED if Status.PASSED in (before.get(t), now.get(t)) else now.get(t, before.get(t))
+                for t in {**before, **now}}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "statuses.json"
+    path.write_text(json.dumps({t: s.value for t, s in statuses.items()}))
+    counts = {s.value: 0 for s in Status}
+    for s in statuses.values():
+        counts[s.value] += 1
+    failing = [t for t in dict.fromkeys([*baseline.failing_ids, *after.failing_ids])
+               if statuses.get(t) != Status.PASSED]
+    return after.model_copy(update={"label": "merged", "statuses_path": str(path), "totals": Totals(**counts),
+                                    "failing_ids": failing, "regressions": [], "newly_passing": []})
+
+
+@activity.defn
+@typed_errors
+async def merge_worktree(inp: MergeInput) -> MergeResult:
+    """Merge an accepted fix from its worktree into the run workspace, or say why not.
+
+    A clean three-way merge is applied and its patch kept under ``patches/``
+    (a rollback takes it back out); a conflict changes nothing. Safe to retry:
+    a merge that was done is not done twice."""
+    ws, tree = inp.workspace, inp.worktree
+    folder = Path(ws.run_dir) / "patches"
+    name = slug(tree.test_id)
+    done, pending, patch = folder / f"{name}.json", folder / f"{name}.pending", folder / f"{name}.patch"
+    if done.is_file():
+        return MergeResult.model_validate_json(done.read_text())
+    root = Path(ws.path)
+    folder.mkdir(parents=True, exist_ok=True)
+    if pending.is_file() and wt.patch_files(root, pending) and wt.apply_problem(root, pending, reverse=True) is None:
+        outcome = wt.MergeOutcome(merged=True, files=wt.patch_files(root, pending))  # applied before a crash
+    else:
+        fix = await asyncio.to_thread(wt.fix_commit, Path(tree.workspace.path), tree.start, inp.files)
+        wt.write_patch(Path(tree.workspace.path), tree.start, fix, folder / f"{name}.fix.patch")
+        outcome = await asyncio.to_thread(wt.merge, root, tree.start, fix, pending)
+    if not outcome.merged:
+        pending.unlink(missing_ok=True)
+        log_event(ws.run_dir, "merge_conflict", test=tree.test_id, files=outcome.files, reason=outcome.reason)
+        return MergeResult(merged=False, reason=outcome.reason, files=outcome.files)
+    os.replace(pending, patch)
+    baseline = merged_baseline(inp.baseline, inp.suite_after, Path(ws.run_dir) / "runs" / f"merged-{name}")
+    result = MergeResult(merged=True, files=outcome.files, patch=str(patch), baseline=baseline)
+    done.write_text(result.model_dump_json())
+    log_event(ws.run_dir, "fix_merged", test=tree.test_id, files=outcome.files, patch=str(patch))
+    return result
+
+
+@activity.defn
+@typed_errors
+async def remove_worktree(inp: RemoveWorktreeInput) -> None:
+    """Remove a test's worktree (its artifacts stay in the run directory); idempotent."""
+    await asyncio.to_thread(wt.remove, Path(inp.workspace.path), Path(inp.worktree.workspace.path))
+    log_event(inp.workspace.run_dir, "worktree_removed", test=inp.worktree.test_id)

@@ -10,11 +10,18 @@ a report and a branch/patch.
 4. run the whole suite at the end and write the report, the patch and the
    branch.
 
+With ``concurrency`` N > 1 (and a git workspace) up to N children run at
+once, each in its own git worktree started from the run workspace's current
+files; an accepted fix is merged back with a three-way merge. A fix that
+does not merge cleanly is not applied: its test is queued again, once, and
+fixed in the run workspace itself after the tests in flight.
+
 Long suites continue-as-new before the history grows large, carrying only
-where the run is (``SuiteProgress``); per-test results go to the run
-directory as they finish. People steer the run with updates: ``abort``
-(cancels cleanly: the test in flight is rolled back) and ``rollback`` (undo
-a fixed test's edits by hand).
+where the run is (``SuiteProgress``), and only with no child in flight;
+per-test results go to the run directory as they finish. People steer the
+run with updates: ``abort`` (cancels cleanly: the tests in flight are rolled
+back, nothing of theirs is merged) and ``rollback`` (undo a fixed test's
+edits by hand).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import fnmatch
 import re
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities import analysis as analysis_acts
@@ -34,9 +41,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.models import (
         FinalizeInput,
         FixRequest,
+        MergeInput,
         PlanInput,
         PrepareInput,
         RecordInput,
+        RemoveWorktreeInput,
         RollbackInput,
         RunSummary,
         SuiteAnalysisInput,
@@ -48,6 +57,9 @@ with workflow.unsafe.imports_passed_through():
         TestState,
         TestStatusView,
         Usage,
+        Workspace,
+        Worktree,
+        WorktreeInput,
     )
     from workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
     from workflows.search import upsert_run
@@ -71,6 +83,14 @@ def selected(test_id: str, select: list[str], exclude: list[str]) -> bool:
     return not any(fnmatch.fnmatchcase(test_id, p) for p in exclude)
 
 
+def sequential_note(request: FixRequest, ws: Workspace) -> str | None:
+    """Why a run asked to fix tests in parallel fixes them one at a time, if it does."""
+    if request.concurrency > 1 and not ws.is_git:
+        return (f"concurrency {request.concurrency} needs a git workspace (each test in flight gets a git "
+                "worktree); the tests were fixed one at a time")
+    return None
+
+
 @workflow.defn
 class FixSuiteWorkflow:
     def __init__(self) -> None:
@@ -78,9 +98,10 @@ class FixSuiteWorkflow:
         self._views: dict[str, TestStatusView] = {}
         self._abort_requested = False
         self._abort_reason = ""
-        self._current: asyncio.Future | None = None
+        self._children: dict[str, asyncio.Future] = {}  # test -> its child workflow, while in flight
         self._rollback_queue: list[str] = []
         self._rolled_back: set[str] = set()
+        self._rollback_refused: dict[str, str] = {}
         self._phase = "starting"
 
     # --- what people see ---------------------------------------------------------
@@ -110,11 +131,10 @@ class FixSuiteWorkflow:
 
     @workflow.update
     async def abort(self, reason: str) -> str:
-        """Stop the run: the test in flight is cancelled and its edits rolled back."""
+        """Stop the run: the tests in flight are cancelled and their edits rolled back."""
         self._abort_requested = True
         self._abort_reason = reason or "aborted by a person"
-        if self._current is not None and not self._current.done():
-            self._current.cancel()
+        self._cancel_children()
         await workflow.wait_condition(lambda: self._phase in DONE_PHASES)
         return self._phase
 
@@ -128,7 +148,8 @@ class FixSuiteWorkflow:
         """Undo a fixed test's edits by hand (between tests, never mid-attempt)."""
         self._rollback_queue.append(test_id)
         await workflow.wait_condition(lambda: test_id in self._rolled_back)
-        return f"rolled back {test_id}"
+        refused = self._rollback_refused.pop(test_id, None)
+        return f"could not roll back {test_id}: {refused}" if refused else f"rolled back {test_id}"
 
     @rollback.validator
     def _validate_rollback(self, test_id: str) -> None:
@@ -146,12 +167,16 @@ class FixSuiteWorkflow:
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
+        concurrent = request.concurrency > 1 and progress.workspace.is_git
         while progress.remaining:
             await self._process_rollbacks()
-            test_id = progress.remaining[0]
-            await self._one(request, progress, test_id)
-            progress.remaining.pop(0)
-            processed += 1
+            if concurrent and not self._abort_requested and progress.remaining[0] not in progress.retrying:
+                processed += await self._batch(request, progress, TESTS_PER_RUN - processed)
+            else:  # one at a time, in the run workspace (and a concurrent run's fixes that did not merge)
+                test_id = progress.remaining[0]
+                await self._one(request, progress, test_id)
+                progress.remaining.pop(0)
+                processed += 1
             if progress.remaining and (processed >= TESTS_PER_RUN or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(self._views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -171,6 +196,8 @@ class FixSuiteWorkflow:
         plan = await workflow.execute_activity(
             testing_acts.plan_tests, PlanInput(workspace=ws, request=request), **QUICK_OPTIONS)
         summary.framework = plan.framework
+        if note := sequential_note(request, ws):
+            summary.notes.append(note)
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
         self._set_phase("running the suite")
@@ -202,38 +229,59 @@ class FixSuiteWorkflow:
                              deadline_unix=workflow.now().timestamp() + request.run_budget_s)
 
     async def _one(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> None:
-        """Drive one test, or say why it is not driven."""
+        """Drive one test in the run workspace, or say why it is not driven."""
+        if self._settled(request, progress, test_id):
+            return
+        self._set_phase(f"fixing {test_id}")
+        result = await self._fix(request, progress, test_id, progress.workspace)
+        await self._record(progress, result)
+
+    def _settled(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> bool:
+        """Settle a test without driving it, when the run says so (abort, fixed
+        already, budgets used up); whether it was settled."""
         summary, view = progress.summary, self._views[test_id]
         if self._abort_requested:
             view.state = TestState.ABORTED
             summary.aborted.append(test_id)
-            return
+            return True
         if test_id not in progress.baseline.failing_ids:
             view.state = TestState.FIXED
             view.history.append("fixed along with an earlier test")
             summary.fixed.append(test_id)
-            return
+            return True
         if workflow.now().timestamp() >= progress.deadline_unix:
             view.state = TestState.SKIPPED
             view.history.append("the run's time budget was used up before this test")
             summary.skipped.append(test_id)
-            return
+            return True
         if request.llm.budget_usd is not None and summary.usage.cost_usd >= request.llm.budget_usd:
             view.state = TestState.ESCALATED
             view.history.append(f"the LLM budget of ${request.llm.budget_usd:.2f} was used up: left for a person")
             summary.escalated.append(test_id)
-            return
-        self._set_phase(f"fixing {test_id}")
-        result = await self._fix(request, progress, test_id)
+            return True
+        return False
+
+    async def _record(self, progress: SuiteProgress, result: TestFixResult, not_merged: str | None = None) -> None:
+        """Keep a child's result: the run directory, the test's view, the summary.
+        ``not_merged``: its fix was not merged (why); the test goes back to the queue."""
+        summary, test_id = progress.summary, result.test_id
+        view = self._views[test_id]
         await workflow.execute_activity(workspace_acts.record_result,
                                         RecordInput(workspace=progress.workspace, result=result), **QUICK_OPTIONS)
+        earlier = view.history if test_id in progress.retrying else []  # a retried test keeps its first try
         view.state, view.attempt = result.state, len(result.attempts)
         view.last_verdict = result.attempts[-1].verdict if result.attempts else None
-        view.history = [f"attempt {a.number}: {a.verdict.value if a.verdict else '-'} {a.reason}".strip()
-                        for a in result.attempts]
+        view.history = earlier + [f"attempt {a.number}: {a.verdict.value if a.verdict else '-'} {a.reason}".strip()
+                                  for a in result.attempts]
         summary.usage = summary.usage + result.usage
         summary.attempts += len(result.attempts)
         summary.regressions_prevented += result.regressions_prevented
+        if not_merged is not None:
+            view.state = TestState.PENDING
+            view.history.append(not_merged)
+            progress.retrying.append(test_id)
+            progress.remaining.append(test_id)
+            return
         {TestState.FIXED: summary.fixed, TestState.SKIPPED: summary.skipped,
          TestState.ABORTED: summary.aborted}.get(result.state, summary.escalated).append(test_id)
         if result.state == TestState.FIXED and result.applied_attempt is not None:
@@ -242,24 +290,109 @@ class FixSuiteWorkflow:
                 progress.baseline = result.suite_after
         if result.state == TestState.ABORTED and not self._abort_requested:
             self._abort_requested, self._abort_reason = True, f"aborted by a person at {test_id}"
+            self._cancel_children()
 
-    async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> TestFixResult:
+    async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str,
+                   workspace: Workspace) -> TestFixResult:
+        """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree)."""
         per_test_deadline = min(progress.deadline_unix, workflow.now().timestamp() + request.per_test_budget_s)
         run_id = workflow.info().workflow_id
-        inp = TestFixInput(run_id=run_id, workspace=progress.workspace, plan=progress.plan, test_id=test_id,
+        inp = TestFixInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
                            failure_run=progress.initial, baseline=progress.baseline, request=request,
                            deadline_unix=per_test_deadline)
-        self._current = asyncio.ensure_future(workflow.execute_child_workflow(
-            TestFixWorkflow.run, inp, id=child_id(run_id, test_id),
+        # A fix that did not merge is fixed again by a second child, in the run workspace.
+        workflow_id = child_id(run_id, test_id) + ("/retry" if test_id in progress.retrying else "")
+        self._views[test_id].workflow_id = workflow_id
+        child = asyncio.ensure_future(workflow.execute_child_workflow(
+            TestFixWorkflow.run, inp, id=workflow_id,
             static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}"))
+        self._children[test_id] = child
         try:
-            return await self._current
+            return await child
         except (asyncio.CancelledError, ChildWorkflowError) as exc:
             if not self._abort_requested:
                 raise ApplicationError(f"fixing {test_id} failed: {exc}") from exc
             return TestFixResult(test_id=test_id, state=TestState.ABORTED, attempts=[], usage=Usage())
         finally:
-            self._current = None
+            self._children.pop(test_id, None)
+
+    def _cancel_children(self) -> None:
+        for child in self._children.values():
+            if not child.done():
+                child.cancel()
+
+    # --- concurrency > 1: tests in flight side by side, each in its own worktree -------------
+
+    async def _batch(self, request: FixRequest, progress: SuiteProgress, limit: int) -> int:
+        """Take tests from the head of the queue, up to ``request.concurrency`` in
+        flight at once, until the queue's head is a test to retry in the run
+        workspace, the run is aborted, or ``limit`` tests were taken (or the server
+        suggests continuing as new); returns with nothing in flight, and how many
+        tests it took."""
+        running: dict[asyncio.Future, Worktree] = {}
+        taken = 0
+        while True:
+            while (len(running) < request.concurrency and progress.remaining and not self._abort_requested
+                   and progress.remaining[0] not in progress.retrying and taken < limit
+                   and not (taken and workflow.info().is_continue_as_new_suggested())):
+                test_id = progress.remaining.pop(0)
+                taken += 1
+                if self._settled(request, progress, test_id):
+                    continue
+                tree: Worktree = await workflow.execute_activity(
+                    workspace_acts.create_worktree, WorktreeInput(workspace=progress.workspace, test_id=test_id),
+                    **SETUP_OPTIONS)
+                if self._abort_requested:  # aborted while the worktree was being made
+                    await self._remove(progress, tree)
+                    self._settled(request, progress, test_id)
+                    continue
+                running[asyncio.ensure_future(self._fix(request, progress, test_id, tree.workspace))] = tree
+            if not running:
+                return taken
+            self._set_phase("fixing " + ", ".join(t.test_id for t in running.values()))
+            # A rollback by hand need not wait for the tests in flight: they edit their own worktrees.
+            rollback_asked = asyncio.ensure_future(workflow.wait_condition(lambda: bool(self._rollback_queue)))
+            done, _ = await workflow.wait([*running, rollback_asked], return_when=asyncio.FIRST_COMPLETED)
+            rollback_asked.cancel()
+            for task in [t for t in running if t in done]:  # in the order they started: deterministic
+                await self._land(request, progress, task.result(), running.pop(task))
+            await self._process_rollbacks()
+
+    async def _land(self, request: FixRequest, progress: SuiteProgress, result: TestFixResult,
+                    tree: Worktree) -> None:
+        """A child in a worktree ended: merge its fix (if it has one, and the run
+        goes on), keep its result, remove its worktree."""
+        test_id = result.test_id
+        if result.state == TestState.FIXED and result.applied_attempt is not None and self._abort_requested:
+            # Fixed in its worktree as the run was aborted: nothing more goes into the workspace.
+            await self._record(progress, result.model_copy(
+                update={"state": TestState.ABORTED, "applied_attempt": None, "suite_after": None}))
+            self._views[test_id].history.append("fixed in its worktree, but not merged: the run was aborted")
+        elif result.state == TestState.FIXED and result.applied_attempt is not None:
+            applied = next(a for a in result.attempts if a.number == result.applied_attempt)
+            merge = await workflow.execute_activity(
+                workspace_acts.merge_worktree,
+                MergeInput(workspace=progress.workspace, worktree=tree, files=applied.files,
+                           baseline=progress.baseline, suite_after=result.suite_after),
+                **QUICK_OPTIONS)
+            if merge.merged:
+                await self._record(progress, result)
+                progress.merged[test_id] = merge.patch or ""
+                if merge.baseline is not None:
+                    progress.baseline = merge.baseline
+                self._views[test_id].history.append("fix merged into the run workspace")
+            else:
+                await self._record(progress, result, not_merged=(
+                    f"fixed in its worktree, but the fix was not merged: {merge.reason}; queued again, "
+                    "to be fixed in the run workspace after the tests in flight"))
+        else:
+            await self._record(progress, result)
+        await self._remove(progress, tree)
+
+    async def _remove(self, progress: SuiteProgress, tree: Worktree) -> None:
+        await workflow.execute_activity(
+            workspace_acts.remove_worktree, RemoveWorktreeInput(workspace=progress.workspace, worktree=tree),
+            **QUICK_OPTIONS)
 
     async def _process_rollbacks(self) -> None:
         progress = self._progress
@@ -267,9 +400,23 @@ class FixSuiteWorkflow:
         while self._rollback_queue:
             test_id = self._rollback_queue.pop(0)
             attempt = progress.applied.pop(test_id)
-            await workflow.execute_activity(
-                edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                        attempt=attempt), **QUICK_OPTIONS)
+            patch = progress.merged.pop(test_id, None)
+            if patch is None:
+                await workflow.execute_activity(
+                    edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
+                                                            attempt=attempt), **QUICK_OPTIONS)
+            else:  # merged from a worktree: its patch comes back out, unless later fixes built on it
+                try:
+                    await workflow.execute_activity(
+                        edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
+                                                                attempt=attempt, patch=patch), **QUICK_OPTIONS)
+                except ActivityError as exc:
+                    reason = str(exc.cause or exc)
+                    progress.applied[test_id], progress.merged[test_id] = attempt, patch
+                    self._views[test_id].history.append(f"rollback by hand refused: {reason}")
+                    self._rollback_refused[test_id] = reason
+                    self._rolled_back.add(test_id)
+                    continue
             self._views[test_id].state = TestState.SKIPPED
             self._views[test_id].history.append("fix rolled back by hand")
             if test_id in progress.summary.fixed:

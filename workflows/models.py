@@ -66,7 +66,7 @@ class SandboxSettings(BaseModel):
 
 
 class LLMSettings(BaseModel):
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-4-6"
     max_tokens: int = 8_192
     max_tool_turns: int = 24
     # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
@@ -94,7 +94,7 @@ class FixRequest(BaseModel):
     exclude: list[str] = Field(default_factory=list)
     max_attempts: int = Field(default=3, ge=1, le=10)
     per_test_budget_s: int = Field(default=3600, ge=60)
-    run_budget_s: int = Field(default=3600, ge=60)
+    run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
     escalation_deadline_s: int = Field(default=24 * 3600, ge=1)
     escalation_default: AnswerChoice = AnswerChoice.SKIP
@@ -367,6 +367,8 @@ class RollbackInput(BaseModel):
     workspace: Workspace
     test_id: str
     attempt: int
+    # A fix merged from a worktree (concurrency > 1) is taken back out with this patch, not from backups.
+    patch: str | None = None
 
 
 class FinalizeInput(BaseModel):
@@ -378,6 +380,42 @@ class FinalizeInput(BaseModel):
 class RecordInput(BaseModel):
     workspace: Workspace
     result: TestFixResult
+
+
+class WorktreeInput(BaseModel):
+    workspace: Workspace  # the run's workspace
+    test_id: str
+
+
+class Worktree(BaseModel):
+    """A test's own copy of the run workspace (concurrency > 1): a git worktree
+    started from the run workspace's files when the test started."""
+
+    test_id: str
+    workspace: Workspace  # what the test's child workflow edits and validates
+    start: str  # the starting-point commit (the run workspace's files then)
+
+
+class MergeInput(BaseModel):
+    workspace: Workspace  # the run's workspace, which the fix is merged into
+    worktree: Worktree
+    files: list[str]  # the files the accepted attempt changed
+    baseline: SuiteRun  # the statuses validations compare with now
+    suite_after: SuiteRun | None = None  # the worktree's suite after the fix
+
+
+class MergeResult(BaseModel):
+    merged: bool
+    reason: str = ""  # why not
+    files: list[str] = Field(default_factory=list)
+    patch: str | None = None  # the patch the merge applied, kept in the run directory
+    # What validations compare with from now on: a test passes if it passed before or after the fix.
+    baseline: SuiteRun | None = None
+
+
+class RemoveWorktreeInput(BaseModel):
+    workspace: Workspace
+    worktree: Worktree
 
 
 class SuiteProgress(BaseModel):
@@ -393,6 +431,10 @@ class SuiteProgress(BaseModel):
     summary: RunSummary
     deadline_unix: float
     applied: dict[str, int] = Field(default_factory=dict)  # fixed test -> its applied attempt
+    # concurrency > 1: fixed test -> the patch its merge applied (how a rollback takes it back out)
+    merged: dict[str, str] = Field(default_factory=dict)
+    # concurrency > 1: tests whose fix did not merge, queued again to be fixed in the run workspace itself
+    retrying: list[str] = Field(default_factory=list)
 
 
 FixRequest.model_rebuild()

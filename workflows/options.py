@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
 
 NON_RETRYABLE_KINDS = [
     "validation_error", "language_detection_failed", "command_not_found", "permission_error",
@@ -46,9 +47,12 @@ SETUP_OPTIONS: dict[str, Any] = {
 
 def test_run_options(timeout_s: int, heartbeat_s: int = 30) -> dict[str, Any]:
     """Options for an activity that runs tests: long, heartbeating, so a lost
-    worker is noticed within the heartbeat timeout and the run retried elsewhere."""
+    worker is noticed within the heartbeat timeout and the run retried elsewhere.
+    A cancelled run is waited for (its sandbox killed), so nothing rolls back or
+    removes a workspace under a test process that is still running."""
     return {
         "start_to_close_timeout": timedelta(seconds=timeout_s + 300),
         "heartbeat_timeout": timedelta(seconds=heartbeat_s),
+        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
     }

@@ -23,10 +23,10 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "Greenloop", "GIT_AUTHOR_EMAIL": "greenloop@localh
            "GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/local/bin:/usr/bin:/bin"}
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    """Run git in ``cwd`` with a fixed identity; stdout, or a typed error."""
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=GIT_ENV,
-                          timeout=600, check=False)
+def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    """Run git in ``cwd`` with a fixed identity (plus ``env``); stdout, or a typed error."""
+    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          env={**GIT_ENV, **(env or {})}, timeout=600, check=False)
     if check and proc.returncode != 0:
         raise GreenloopError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()[-500:]}",
                              kind=ErrorKind.VALIDATION_ERROR, args=list(args))
