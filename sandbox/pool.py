@@ -82,14 +82,21 @@ while True:
         sys.exit(f"processes survive the reset: {left}")
     time.sleep(0.01)
 
-# The workspace may be mounted below /tmp (its host path): the directories
-# leading to it stay, the mount itself is never entered.
+# The workspace and the read-only toolchain mounts (the worker's venv, say)
+# may sit below /tmp at their host paths: the directories leading to them
+# stay, the mounts themselves are never entered.
 workspace = sys.argv[1] if len(sys.argv) > 1 else ""
+mounts = {workspace}
+with open("/proc/self/mountinfo") as f:
+    for line in f:
+        point = line.split()[4].replace("\\\\040", " ")
+        if point.startswith(("/tmp/", "/dev/shm/")):
+            mounts.add(point)
 keep = set()
-p = workspace
-while p not in ("", "/"):
-    keep.add(p)
-    p = os.path.dirname(p)
+for p in mounts:
+    while p not in ("", "/"):
+        keep.add(p)
+        p = os.path.dirname(p)
 
 def wipe(path):
     try:
@@ -98,7 +105,7 @@ def wipe(path):
         os.chmod(path, 0o700)
         entries = list(os.scandir(path))
     for e in entries:
-        if e.path == workspace:
+        if e.path in mounts:
             continue
         if e.path in keep:  # made by the engine, root's: nothing of the run's can be in it
             wipe(e.path)
