@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from sandbox.environment import MASKED_IN_ROOTS
 from sandbox.models import ExecResult, Limits
 from sandbox.process import result, run_process
 
@@ -33,8 +34,6 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
 # host's root, so these must not be there at all.
 MASKED_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
                 "/etc/security/opasswd")
-# Credentials that live inside toolchain trees the sandbox shows.
-MASKED_IN_ROOTS = ("credentials", "credentials.toml", ".credentials", ".netrc", ".pypirc", ".npmrc")
 MASKED_DIRS = ("/etc/ssh", "/etc/sudoers.d", "/etc/ssl/private", "/etc/docker", "/etc/containerd")
 
 

@@ -37,7 +37,7 @@ from sandbox import images, pool
 from sandbox.cgroup import hierarchies
 from sandbox.environment import is_secret
 from sandbox.models import TRUNCATION_MARKER, ExecResult, Limits
-from sandbox.process import Finished, result
+from sandbox.process import Finished, free_bytes, result
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked
@@ -331,11 +331,6 @@ class Output:
             f.close()
 
 
-def _free_bytes(path: str) -> int:
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
-
-
 async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, out_dir: Path,
               heartbeat: Callable[[str], None], *, pooled: bool | None = None) -> ExecResult:
     """Run ``bash -c command`` in ``workdir`` inside a sandbox container;
@@ -394,7 +389,7 @@ async def _exec(api: docker.APIClient, box: pool.Box, command: str, env: dict[st
     peak_known = box.runs == 0 or counters.reset_peak()
     oom0 = counters.oom_kills()
     cpu0 = counters.cpu_ns()
-    free0 = _free_bytes(spec.workdir)
+    free0 = free_bytes(spec.workdir)
     done = Finished(returncode=None, duration_s=0.0)
     output = Output(out_dir, limits.output_bytes)
     loop = asyncio.get_running_loop()
@@ -432,7 +427,7 @@ async def _exec(api: docker.APIClient, box: pool.Box, command: str, env: dict[st
                 last_beat = now
             if output.truncated:
                 done.truncated = True
-            elif free0 - _free_bytes(spec.workdir) > limits.disk_mb * 2**20:
+            elif free0 - free_bytes(spec.workdir) > limits.disk_mb * 2**20:
                 done.disk_exceeded = True
             elif now >= deadline:
                 done.timed_out = True

@@ -8,6 +8,9 @@ import re
 import sys
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Credential files that may sit inside toolchain trees a sandbox shows (~/.cargo, a venv...):
+# every backend hides them.
+MASKED_IN_ROOTS = ("credentials", "credentials.toml", ".credentials", ".netrc", ".pypirc", ".npmrc")
 # Names that look like credentials never enter, even when a caller passes them.
 SECRET_NAME = re.compile(r"(^|_)KEY($|_)|TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)AUTH($|_)|COOKIE|"
                          r"^ANTHROPIC_|^AWS_|^GH_|^GITHUB_", re.I)

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from parsers.errors import ErrorKind, GreenloopError
 from runner.language import detect_language
+from sandbox.environment import MASKED_IN_ROOTS
 
 LABEL = "greenloop.sandbox.image"
 REPOSITORY = "greenloop-sandbox"
@@ -45,8 +46,6 @@ SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What of the host's /etc the toolchains need; never all of it (credentials live there).
 ETC = ("/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/ld.so.cache",
        "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/mime.types", "/etc/gitconfig")
-# Credentials that may sit inside a toolchain home: hidden under /dev/null.
-MASKED_IN_ROOTS = ("credentials", "credentials.toml", ".credentials", ".netrc", ".pypirc", ".npmrc")
 _LANGUAGE_TOOLCHAIN = {"python": "python", "javascript": "node", "typescript": "node", "java": "java",
                        "rust": "rust", "cpp": "cpp"}
 _lock = threading.Lock()

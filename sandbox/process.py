@@ -85,7 +85,8 @@ def kill_group(pid: int, sig: int) -> None:
         pass
 
 
-def _free_bytes(path: Path) -> int:
+def free_bytes(path: Path | str) -> int:
+    """Bytes free for unprivileged writers on the filesystem holding ``path``."""
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize
 
@@ -105,7 +106,7 @@ async def run_process(argv: list[str], *, cwd: Path, env: dict[str, str], out_di
     out_dir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = out_dir / "stdout.txt", out_dir / "stderr.txt"
     cgroup = await asyncio.to_thread(RunCgroup.create, limits)
-    free0 = _free_bytes(disk_root) if disk_root else 0
+    free0 = free_bytes(disk_root) if disk_root else 0
     started = time.monotonic()
     done = Finished(returncode=None, duration_s=0.0, cgroup_missing=cgroup.missing)
     try:
@@ -131,7 +132,7 @@ async def run_process(argv: list[str], *, cwd: Path, env: dict[str, str], out_di
                     last_beat = now
                 if stdout_path.stat().st_size + stderr_path.stat().st_size > limits.output_bytes:
                     done.truncated = True
-                elif disk_root and free0 - _free_bytes(disk_root) > limits.disk_mb * 2**20:
+                elif disk_root and free0 - free_bytes(disk_root) > limits.disk_mb * 2**20:
                     done.disk_exceeded = True
                 elif now >= deadline:
                     done.timed_out = True
