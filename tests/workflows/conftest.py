@@ -3,16 +3,23 @@ worker, the real sandbox, and the scripted LLM at the provider boundary."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 from llm.scenario import Scenario
 from llm.scripted_server import ScriptedLLMServer
-from workflows.models import FixRequest, LLMSettings, SandboxSettings
+from worker import build_worker
+from workflows.fix_suite import FixSuiteWorkflow
+from workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, TestStatusView
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"
@@ -51,3 +58,33 @@ def fix_request(repo: Path, tmp_path: Path, **overrides) -> FixRequest:
                 llm=LLMSettings(model="claude-scripted", max_tool_turns=8), escalation_deadline_s=3600)
     base.update(overrides)
     return FixRequest(**base)
+
+
+async def drive(env, request: FixRequest, run_id: str | None = None) -> tuple[RunSummary, WorkflowHandle]:
+    """Run ``FixSuiteWorkflow`` for ``request`` to its end, with a fresh worker on its own task queue."""
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(env.client, task_queue=queue):
+        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=run_id or f"run-{uuid.uuid4().hex[:6]}",
+                                                 task_queue=queue)
+        return await handle.result(), handle
+
+
+async def replays(handle: WorkflowHandle) -> None:
+    """The run's recorded history replays deterministically."""
+    history = await handle.fetch_history()
+    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
+
+
+async def wait_for_view(client: Client, workflow_id: str, reached: Callable[[TestStatusView], bool], what: str,
+                        timeout_s: float = 120) -> TestStatusView:
+    """Poll a ``TestFixWorkflow``'s status query until ``reached`` says so; its view."""
+    child = client.get_workflow_handle(workflow_id)
+    for _ in range(int(timeout_s / 0.2)):
+        try:
+            view = await child.query("status", result_type=TestStatusView)
+            if reached(view):
+                return view
+        except Exception:  # noqa: BLE001 - not started yet
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{workflow_id} never reached {what}")

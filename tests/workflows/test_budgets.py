@@ -4,13 +4,9 @@ the LLM money is used up, the tests left are not lost — they end SKIPPED
 
 from __future__ import annotations
 
-import uuid
-
 import yaml
 
-from tests.workflows.conftest import DEMO, fix_request
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow
+from tests.workflows.conftest import DEMO, drive, fix_request
 from workflows.models import LLMSettings, RunSummary, TestState
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
@@ -25,14 +21,6 @@ def slow_analysis(delay_s: float) -> dict:
     return data
 
 
-async def run(env, request) -> RunSummary:
-    queue = f"q-{uuid.uuid4().hex[:6]}"
-    async with build_worker(env.client, task_queue=queue):
-        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"budget-{uuid.uuid4().hex[:6]}",
-                                                 task_queue=queue)
-        return await handle.result()
-
-
 def states(summary: RunSummary) -> dict[str, tuple[TestState, str]]:
     return {t.test_id: (t.state, t.history[-1] if t.history else "") for t in summary.tests}
 
@@ -40,7 +28,7 @@ def states(summary: RunSummary) -> dict[str, tuple[TestState, str]]:
 async def test_time_budget_used_up_skips_the_tests_left(temporal_env, demo_repo, scripted, tmp_path):
     # The first test's analysis alone outlasts the whole-run budget; it is finished, the rest are skipped.
     scripted(slow_analysis(32))
-    summary = await run(temporal_env, fix_request(demo_repo, tmp_path, run_budget_s=30))
+    summary, _ = await drive(temporal_env, fix_request(demo_repo, tmp_path, run_budget_s=30))
     assert summary.state == "completed"
     assert len(summary.fixed) == 1 and len(summary.skipped) == 2
     for test_id in summary.skipped:
@@ -55,7 +43,7 @@ async def test_llm_budget_used_up_escalates_the_tests_left(temporal_env, demo_re
     # (A short escalation deadline: a test escalated by its own failed attempts would end SKIPPED, not hang.)
     request = fix_request(demo_repo, tmp_path, escalation_deadline_s=5,
                           llm=LLMSettings(model="claude-scripted", max_tool_turns=8, budget_usd=0.015))
-    summary = await run(temporal_env, request)
+    summary, _ = await drive(temporal_env, request)
     assert summary.fixed and summary.escalated and len(summary.fixed) + len(summary.escalated) == 3
     assert summary.skipped == []
     assert summary.usage.cost_usd >= 0.015

@@ -12,12 +12,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
+from temporalio.client import Client
 
 from parsers.errors import GreenloopError
-from tests.workflows.conftest import DEMO, fix_request
+from tests.workflows.conftest import DEMO, drive, fix_request, replays
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id, sequential_note
 from workflows.models import RunSummary, TestState, Workspace
@@ -33,11 +31,6 @@ DEMO_FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "test
 
 def git(ws: str | Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(ws), *args], capture_output=True, text=True, check=True).stdout
-
-
-async def replay(handle: WorkflowHandle) -> None:
-    history = await handle.fetch_history()
-    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
 
 
 async def spans(client: Client, run_id: str, tests: list[str]) -> list[tuple[float, float]]:
@@ -58,13 +51,10 @@ def assert_no_worktree_left(run_dir: str) -> None:
 async def test_demo_fixed_in_parallel_worktrees(temporal_env, demo_repo, scripted, tmp_path):
     scripted(SCENARIOS / "demo-python.yaml")
     client = temporal_env.client
-    queue = f"q-{uuid.uuid4().hex[:6]}"
     request = fix_request(demo_repo, tmp_path, concurrency=3)
     run_id = f"conc-{uuid.uuid4().hex[:6]}"
-    async with build_worker(client, task_queue=queue):
-        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
-        summary: RunSummary = await handle.result()
-        await replay(handle)
+    summary, handle = await drive(temporal_env, request, run_id)
+    await replays(handle)
 
     assert summary.state == "completed" and sorted(summary.fixed) == sorted(DEMO_FAILING)
     assert summary.final.failed == 0 and summary.final.passed == 7 and summary.still_failing == []
@@ -91,13 +81,10 @@ async def test_fix_that_does_not_merge_is_redone_in_the_run_workspace(temporal_e
     shutil.copytree(CONFLICT, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     server = scripted(SCENARIOS / "concurrent-conflict.yaml")
     client = temporal_env.client
-    queue = f"q-{uuid.uuid4().hex[:6]}"
     request = fix_request(repo, tmp_path, concurrency=2)
     run_id = f"conflict-{uuid.uuid4().hex[:6]}"
-    async with build_worker(client, task_queue=queue):
-        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
-        summary: RunSummary = await handle.result()
-        await replay(handle)
+    summary, handle = await drive(temporal_env, request, run_id)
+    await replays(handle)
 
     assert summary.state == "completed" and sorted(summary.fixed) == [CAPITALIZED, QUANTITY]
     assert summary.final.failed == 0 and summary.final.passed == 3 and summary.attempts == 3
@@ -165,7 +152,7 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
         assert (ws / "shop/money.py").read_text() == original["shop/money.py"]
         assert await handle.execute_update("abort", "enough", result_type=str) in ("finalizing", "finished")
         summary: RunSummary = await handle.result()
-        await replay(handle)
+        await replays(handle)
 
     assert summary.state == "aborted" and sorted(summary.aborted) == sorted(carts)
     assert summary.fixed == [] and summary.skipped == [money] and "enough" in summary.notes

@@ -20,10 +20,10 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from server.dev import temporal_binary
-from tests.workflows.conftest import REPO, fix_request
+from tests.workflows.conftest import REPO, fix_request, wait_for_view
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import RunSummary, TestState, TestStatusView
+from workflows.models import RunSummary, TestState
 from workflows.search import ALL
 
 TARGET = "tests/test_cart.py::test_discount"
@@ -54,16 +54,8 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
-async def wait_for_state(client: Client, run_id: str, state: TestState, timeout_s: float = 120) -> None:
-    child = client.get_workflow_handle(child_id(run_id, TARGET))
-    for _ in range(int(timeout_s / 0.2)):
-        try:
-            if (await child.query("status", result_type=TestStatusView)).state == state:
-                return
-        except Exception:
-            pass
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"{TARGET} never reached {state}")
+async def wait_for_state(client: Client, run_id: str, state: TestState) -> None:
+    await wait_for_view(client, child_id(run_id, TARGET), lambda v: v.state == state, state.value)
 
 
 def assert_exact(ws: str) -> None:

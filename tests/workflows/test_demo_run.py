@@ -4,16 +4,8 @@ the real workflows through the scripted LLM, validated in the real sandbox."""
 from __future__ import annotations
 
 import subprocess
-import uuid
 
-from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
-
-from tests.workflows.conftest import DEMO, fix_request
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow
-from workflows.models import RunSummary
+from tests.workflows.conftest import DEMO, drive, fix_request, replays
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
 FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
@@ -22,14 +14,8 @@ FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/tes
 
 async def test_demo_repository_is_driven_to_green(temporal_env, demo_repo, scripted, tmp_path):
     server = scripted(SCENARIO)
-    client = temporal_env.client
-    queue = f"q-{uuid.uuid4().hex[:6]}"
     request = fix_request(demo_repo, tmp_path)
-    async with build_worker(client, task_queue=queue):
-        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"demo-{uuid.uuid4().hex[:6]}",
-                                             task_queue=queue)
-        summary: RunSummary = await handle.result()
-        history: WorkflowHistory = await handle.fetch_history()
+    summary, handle = await drive(temporal_env, request)
 
     assert summary.state == "completed"
     assert sorted(summary.fixed) == sorted(FAILING)
@@ -51,4 +37,4 @@ async def test_demo_repository_is_driven_to_green(temporal_env, demo_repo, scrip
     report = open(summary.report_markdown).read()
     assert "## `tests/test_cart.py::test_discount`: FIXED" in report
     # The recorded history replays deterministically.
-    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
+    await replays(handle)

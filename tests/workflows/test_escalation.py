@@ -12,7 +12,7 @@ import uuid
 from temporalio.client import WorkflowUpdateFailedError
 
 from tests.conftest import REPO
-from tests.workflows.conftest import DEMO, fix_request
+from tests.workflows.conftest import DEMO, fix_request, wait_for_view
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id
 from workflows.models import Answer, AnswerChoice, RunSummary, TestState, TestStatusView
@@ -28,16 +28,10 @@ async def greenloop(*args: str) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
-async def escalated(child, attempt: int) -> TestStatusView:
-    for _ in range(480):
-        try:
-            view = await child.query("status", result_type=TestStatusView)
-            if view.state == TestState.ESCALATED and view.attempt == attempt:
-                return view
-        except Exception:  # noqa: BLE001 - not started yet
-            pass
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"never escalated after attempt {attempt}")
+async def escalated(client, child, attempt: int) -> TestStatusView:
+    return await wait_for_view(client, child.id,
+                               lambda v: v.state == TestState.ESCALATED and v.attempt == attempt,
+                               f"ESCALATED after attempt {attempt}")
 
 
 async def test_retry_then_abort_answered_from_the_cli(temporal_env, demo_repo, scripted, tmp_path):
@@ -50,7 +44,7 @@ async def test_retry_then_abort_answered_from_the_cli(temporal_env, demo_repo, s
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"esc-{uuid.uuid4().hex[:6]}",
                                              task_queue=queue)
         child = client.get_workflow_handle(child_id(handle.id, TARGET))
-        await escalated(child, attempt=1)
+        await escalated(client, child, attempt=1)
 
         # A unique prefix names the test; retry grants one more attempt.
         code, out, err = await greenloop("answer", handle.id, "tests/test_cart.py::test_disc", "retry",
@@ -64,7 +58,7 @@ async def test_retry_then_abort_answered_from_the_cli(temporal_env, demo_repo, s
         except WorkflowUpdateFailedError as exc:
             assert "not waiting for an answer" in str(exc.cause)
 
-        await escalated(child, attempt=2)
+        await escalated(client, child, attempt=2)
         code, out, err = await greenloop("answer", handle.id, TARGET, "abort", "--address", address)
         assert code == 0, err
         assert "ABORTED" in out

@@ -7,19 +7,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import uuid
 from pathlib import Path
 
-from temporalio.client import WorkflowHandle, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
+from temporalio.client import WorkflowHandle
 
 from tests.live.conftest import require
-from tests.workflows.conftest import REPO, fix_request
+from tests.workflows.conftest import REPO, drive, fix_request, replays
 from llm.scripted_server import message_text
-from worker import build_worker
 from workflows import test_fix
-from workflows.fix_suite import FixSuiteWorkflow, child_id
+from workflows.fix_suite import child_id
 from workflows.models import RunSummary, Verdict
 
 SAMPLES = REPO / "samples"
@@ -45,17 +41,11 @@ def snapshot(repo: Path) -> dict[str, bytes]:
     return {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*")) if p.is_file()}
 
 
-async def drive(env, repo: Path, tmp_path: Path, **overrides) -> tuple[RunSummary, WorkflowHandle, WorkflowHistory,
-                                                                        str]:
-    """Run FixSuiteWorkflow on ``repo`` with a fresh worker on its own task queue."""
-    queue = f"q-{uuid.uuid4().hex[:6]}"
+async def run_repo(env, repo: Path, tmp_path: Path, **overrides) -> tuple[RunSummary, WorkflowHandle, str]:
+    """Run FixSuiteWorkflow on ``repo``; its summary, handle and workspace."""
     request = fix_request(repo, tmp_path, **overrides)
-    async with build_worker(env.client, task_queue=queue):
-        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"lang-{uuid.uuid4().hex[:6]}",
-                                                 task_queue=queue)
-        summary: RunSummary = await handle.result()
-        history = await handle.fetch_history()
-    return summary, handle, history, f"{request.run_dir}/workspace"
+    summary, handle = await drive(env, request)
+    return summary, handle, f"{request.run_dir}/workspace"
 
 
 def conversations(server, test_id: str) -> list[tuple[str, int, int]]:
@@ -67,15 +57,11 @@ def last_commit(ws: str) -> str:
     return subprocess.run(["git", "-C", ws, "log", "--format=%s", "-1"], capture_output=True, text=True).stdout
 
 
-async def replays(history: WorkflowHistory) -> None:
-    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
-
-
 async def test_javascript_node_test_repository_is_driven_to_green(temporal_env, scripted, tmp_path):
     repo = copy_sample("demo-js", tmp_path)
     before = snapshot(repo)
     server = scripted(SCENARIOS / "demo-js.yaml")
-    summary, _, history, ws = await drive(temporal_env, repo, tmp_path)
+    summary, handle, ws = await run_repo(temporal_env, repo, tmp_path)
 
     assert summary.state == "completed" and summary.framework == "node-test"
     assert sorted(summary.fixed) == sorted(JS_FAILING) and summary.attempts == 3
@@ -96,14 +82,14 @@ async def test_javascript_node_test_repository_is_driven_to_green(temporal_env, 
         assert conversations(server, test_id) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2)]
     report = Path(summary.report_markdown).read_text()
     assert "## `median > sorts numbers by value`: FIXED" in report
-    await replays(history)
+    await replays(handle)
 
 
 async def test_rust_cargo_repository_is_driven_to_green(temporal_env, scripted, tmp_path):
     repo = copy_sample("demo-rust", tmp_path)
     before = snapshot(repo)
     server = scripted(SCENARIOS / "demo-rust.yaml")
-    summary, _, history, ws = await drive(temporal_env, repo, tmp_path)
+    summary, handle, ws = await run_repo(temporal_env, repo, tmp_path)
 
     assert summary.state == "completed" and summary.framework == "cargo-test"
     assert sorted(summary.fixed) == sorted(RUST_FAILING) and summary.attempts == 2
@@ -120,13 +106,13 @@ async def test_rust_cargo_repository_is_driven_to_green(temporal_env, scripted, 
     assert conversations(server, RUST_UNIT) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2),
                                                 ("fixer", 1, 3)]
     assert conversations(server, RUST_INTEGRATION) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2)]
-    await replays(history)
+    await replays(handle)
 
 
 async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(temporal_env, scripted, tmp_path):
     repo = copy_sample("demo-rust", tmp_path)
     server = scripted(SCENARIOS / "demo-rust-build-error.yaml")
-    summary, handle, history, ws = await drive(temporal_env, repo, tmp_path, select=[RUST_INTEGRATION])
+    summary, handle, ws = await run_repo(temporal_env, repo, tmp_path, select=[RUST_INTEGRATION])
 
     assert summary.state == "completed" and summary.fixed == [RUST_INTEGRATION] and summary.attempts == 2
     child = temporal_env.client.get_workflow_handle_for(test_fix.TestFixWorkflow.run, child_id(handle.id, RUST_INTEGRATION))
@@ -145,4 +131,4 @@ async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(tempora
     assert "+    text.split_whitespace().count()\n" in patch and "as u32" not in patch
     # The other failing test was not selected: still failing, untouched.
     assert summary.final.failed == 1 and "+ 23 // bug" in Path(ws, "src/temperature.rs").read_text()
-    await replays(history)
+    await replays(handle)

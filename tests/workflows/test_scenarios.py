@@ -5,18 +5,17 @@ and on the scripted LLM's request log."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHandle
 
-from tests.workflows.conftest import DEMO, fix_request
+from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
 from llm.scripted_server import message_text
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import Answer, AnswerChoice, RunSummary, TestFixResult, TestState, TestStatusView, Verdict
+from workflows.models import Answer, AnswerChoice, RunSummary, TestFixResult, TestState, Verdict
 
 SCENARIOS = DEMO.parent / "scenarios"
 TARGET = "tests/test_cart.py::test_discount"
@@ -24,12 +23,8 @@ FIXED_LINE = "return round(self.total() * (100 - percent) / 100, 2)"
 
 
 async def run_scenario(env, repo: Path, tmp_path: Path, **overrides) -> tuple[RunSummary, WorkflowHandle, str]:
-    queue = f"q-{uuid.uuid4().hex[:6]}"
     request = fix_request(repo, tmp_path, select=[TARGET], **overrides)
-    async with build_worker(env.client, task_queue=queue):
-        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"sc-{uuid.uuid4().hex[:6]}",
-                                                 task_queue=queue)
-        summary = await handle.result()
+    summary, handle = await drive(env, request)
     return summary, handle, f"{request.run_dir}/workspace"
 
 
@@ -85,14 +80,7 @@ async def test_unfixable_test_escalates_and_a_person_skips_it(temporal_env, demo
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"sc-{uuid.uuid4().hex[:6]}",
                                              task_queue=queue)
         child = client.get_workflow_handle(child_id(handle.id, TARGET))
-        for _ in range(240):
-            try:
-                view = await child.query("status", result_type=TestStatusView)
-                if view.state == TestState.ESCALATED:
-                    break
-            except Exception:
-                pass
-            await asyncio.sleep(0.5)
+        view = await wait_for_view(client, child.id, lambda v: v.state == TestState.ESCALATED, "ESCALATED")
         assert view.state == TestState.ESCALATED and view.attempt == 2
         # The validator refuses what the state cannot take; a real answer is taken.
         state = await child.execute_update("answer", Answer(choice=AnswerChoice.SKIP, by="tester", note="later"),
