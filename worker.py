@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+import sandbox
 from activities import analysis, edits, fixing, testing, workspace
 from server.client import TASK_QUEUE, connect
 from workflows.fix_suite import FixSuiteWorkflow
@@ -54,9 +54,7 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
         async with worker:
             await stop.wait()
     finally:
-        # The docker backend keeps warm containers; they go with the worker.
-        if "sandbox.docker" in sys.modules:
-            sys.modules["sandbox.docker"].shutdown()
+        sandbox.shutdown()  # warm containers go with the worker
 
 
 if __name__ == "__main__":

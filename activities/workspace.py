@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from platformdirs import user_data_dir
@@ -140,9 +141,7 @@ def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) ->
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "statuses.json"
     path.write_text(json.dumps({t: s.value for t, s in statuses.items()}))
-    counts = {s.value: 0 for s in Status}
-    for s in statuses.values():
-        counts[s.value] += 1
+    counts = Counter(s.value for s in statuses.values())
     failing = [t for t in dict.fromkeys([*baseline.failing_ids, *after.failing_ids])
                if statuses.get(t) != Status.PASSED]
     return after.model_copy(update={"label": "merged", "statuses_path": str(path), "totals": Totals(**counts),
@@ -165,11 +164,11 @@ async def merge_worktree(inp: MergeInput) -> MergeResult:
         return MergeResult.model_validate_json(done.read_text())
     root = Path(ws.path)
     folder.mkdir(parents=True, exist_ok=True)
-    if pending.is_file() and wt.patch_files(root, pending) and wt.apply_problem(root, pending, reverse=True) is None:
-        outcome = wt.MergeOutcome(merged=True, files=wt.patch_files(root, pending))  # applied before a crash
+    if (files := wt.patch_files(root, pending)) and wt.apply_problem(root, pending, reverse=True) is None:
+        outcome = wt.MergeOutcome(merged=True, files=files)  # applied before a crash
     else:
         fix = await asyncio.to_thread(wt.fix_commit, Path(tree.workspace.path), tree.start, inp.files)
-        wt.write_patch(Path(tree.workspace.path), tree.start, fix, folder / f"{name}.fix.patch")
+        prep.write_patch(Path(tree.workspace.path), tree.start, fix, folder / f"{name}.fix.patch")
         outcome = await asyncio.to_thread(wt.merge, root, tree.start, fix, pending)
     if not outcome.merged:
         pending.unlink(missing_ok=True)

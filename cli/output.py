@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+import sandbox
 from parsers.errors import GreenloopError
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
@@ -39,8 +40,7 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
         code = 2
     except KeyboardInterrupt:
         code = 130
-    if "sandbox.docker" in sys.modules:  # os._exit skips atexit: remove warm containers here
-        sys.modules["sandbox.docker"].shutdown()
+    sandbox.shutdown()  # os._exit skips atexit
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -25,18 +25,14 @@ NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|n
                        r"could not determine executable to run")
 
 
-# What one command did: the sandbox's result, under the runner's old name.
-Execution = ExecResult
-
-
 class TestRun(BaseModel):
     """A finished test run: the report and where its artifacts are."""
 
     __test__ = False
 
     report: TestReport
-    build: Execution | None = None
-    test: Execution | None = None
+    build: ExecResult | None = None
+    test: ExecResult | None = None
     artifacts: str
 
 
@@ -48,17 +44,23 @@ def limits(settings) -> Limits:
 
 
 async def _exec(command: str, workspace: Path, out_dir: Path, settings,
-                heartbeat: Callable[[str], None]) -> Execution:
+                heartbeat: Callable[[str], None]) -> ExecResult:
     import sandbox  # the sandbox owns isolation and limits
 
     return await sandbox.run(command, workspace, None, limits(settings), backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat)
 
 
-def _not_found(ex: Execution) -> bool:
+def _stderr_end(ex: ExecResult, chars: int) -> str:
+    """The last ``chars`` of a command's stderr, from the excerpts the sandbox kept
+    (the file itself may be tens of MB)."""
+    return (ex.stderr_head + ex.stderr_tail)[-chars:]
+
+
+def _not_found(ex: ExecResult) -> bool:
     if ex.exit_code == 127:
         return True
-    tail = Path(ex.stderr_path).read_text(errors="replace")[-4000:] if Path(ex.stderr_path).exists() else ""
+    tail = _stderr_end(ex, 4000)
     return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
 
 
@@ -77,7 +79,7 @@ async def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
                 kind = ErrorKind.TIMEOUT
             raise GreenloopError(
                 f"build failed: {plan.build_command} exited {build.exit_code}", kind=kind,
-                exit_code=build.exit_code, stderr=Path(build.stderr_path).read_text(errors="replace")[-2000:],
+                exit_code=build.exit_code, stderr=_stderr_end(build, 2000),
             )
     candidates = [command] if command else [plan.test_command, *plan.fallback_commands]
     test = None
@@ -92,7 +94,7 @@ async def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
         raise GreenloopError(
             f"Test command not found: {test.command}", kind=ErrorKind.COMMAND_NOT_FOUND,
             command=test.command, exit_code=test.exit_code,
-            stderr=Path(test.stderr_path).read_text(errors="replace")[-2000:],
+            stderr=_stderr_end(test, 2000),
             suggestion="install the project's dependencies, or give --test-command",
         )
     if test.out_of_memory:

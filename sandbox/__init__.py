@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +29,7 @@ from sandbox.models import ExecResult, Limits
 
 BACKENDS = ("docker", "bwrap", "local")
 
-__all__ = ["BACKENDS", "ExecResult", "Limits", "backend_module", "choose_backend", "run"]
+__all__ = ["BACKENDS", "ExecResult", "Limits", "backend_module", "choose_backend", "run", "shutdown"]
 
 
 def backend_module(name: str) -> tuple[ModuleType | None, str]:
@@ -92,3 +93,10 @@ async def run(command: str, workdir: Path, env: dict[str, str] | None = None, li
     if dropped:
         result.warnings.append("kept out of the sandbox (named like secrets): " + ", ".join(dropped))
     return result
+
+
+def shutdown() -> None:
+    """Release what backends keep between runs (docker's warm containers).
+    Processes that leave through ``os._exit`` skip atexit, so they call this."""
+    if "sandbox.docker" in sys.modules:  # never import the docker SDK just to find nothing to release
+        sys.modules["sandbox.docker"].shutdown()

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from sandbox.environment import MASKED_IN_ROOTS
+from sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
 from sandbox.models import ExecResult, Limits
 from sandbox.process import result, run_process
 
@@ -67,8 +67,8 @@ def toolchain_roots(path: str) -> list[str]:
     for entry in path.split(":"):
         if entry.startswith("/") and not any(entry == s or entry.startswith(s + "/") for s in SYSTEM):
             roots.append(os.path.dirname(entry.rstrip("/")) if entry.rstrip("/").endswith("/bin") else entry)
-    roots += [p for p in os.environ.get("GREENLOOP_SANDBOX_RO", "").split(":") if p]
-    roots.append(os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup"))  # rustup's proxies' toolchains
+    roots += extra_ro()
+    roots.append(rustup_home())
     seen: list[str] = []
     for r in roots:
         r = os.path.realpath(r)

@@ -39,11 +39,7 @@ class Hierarchy:
 def hierarchies(mounts: str | None = None, own: str | None = None) -> list[Hierarchy]:
     """The cgroup hierarchies mounted here (from /proc/self/mounts and /proc/self/cgroup)."""
     mounts = mounts if mounts is not None else Path("/proc/self/mounts").read_text()
-    own = own if own is not None else Path("/proc/self/cgroup").read_text()
-    paths: dict[str, str] = {}
-    for line in own.splitlines():
-        _, ctrls, path = line.split(":", 2)
-        paths[ctrls or "<v2>"] = path
+    paths = own_paths(own if own is not None else Path("/proc/self/cgroup").read_text())
     found = []
     for line in mounts.splitlines():
         parts = line.split()
@@ -78,12 +74,28 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _stat(text: str | None, key: str) -> int | None:
-    for line in (text or "").splitlines():
+def read_int(path: Path | None) -> int | None:
+    """A cgroup file holding one number; None when absent or not a number."""
+    raw = (_read(path) or "").strip() if path is not None else ""
+    return int(raw) if raw.isdigit() else None
+
+
+def read_stat(path: Path | None, key: str) -> int | None:
+    """One ``key value`` line of a cgroup file (``memory.events``, ``cpu.stat``...)."""
+    for line in ((_read(path) or "") if path is not None else "").splitlines():
         k, _, v = line.partition(" ")
         if k == key and v.strip().isdigit():
             return int(v)
     return None
+
+
+def own_paths(text: str) -> dict[str, str]:
+    """A ``/proc/<pid>/cgroup`` file as {controllers: path}; the v2 entry under ``<v2>``."""
+    paths: dict[str, str] = {}
+    for line in text.splitlines():
+        _, ctrls, path = line.split(":", 2)
+        paths[ctrls or "<v2>"] = path
+    return paths
 
 
 @dataclass
@@ -171,28 +183,26 @@ class RunCgroup:
 
     def peak_memory_mb(self) -> float | None:
         version, path = self.by_controller.get("memory", (0, None))
-        raw = _read(path / ("memory.peak" if version == 2 else "memory.max_usage_in_bytes")) if path else None
-        return round(int(raw) / 2**20, 1) if raw and raw.strip().isdigit() else None
+        raw = read_int(path / ("memory.peak" if version == 2 else "memory.max_usage_in_bytes")) if path else None
+        return round(raw / 2**20, 1) if raw is not None else None
 
     def peak_pids(self) -> int | None:
         _, path = self.by_controller.get("pids", (0, None))
-        raw = _read(path / "pids.peak") if path else None
-        return int(raw) if raw and raw.strip().isdigit() else None
+        return read_int(path / "pids.peak") if path else None
 
     def oom_killed(self) -> bool:
         version, path = self.by_controller.get("memory", (0, None))
         if path is None:
             return False
-        text = _read(path / ("memory.events" if version == 2 else "memory.oom_control"))
-        return (_stat(text, "oom_kill") or 0) > 0
+        return (read_stat(path / ("memory.events" if version == 2 else "memory.oom_control"), "oom_kill") or 0) > 0
 
     def cpu_s(self) -> float | None:
         if "cpuacct" in self.by_controller:
-            raw = _read(self.by_controller["cpuacct"][1] / "cpuacct.usage")
-            return round(int(raw) / 1e9, 3) if raw and raw.strip().isdigit() else None
+            raw = read_int(self.by_controller["cpuacct"][1] / "cpuacct.usage")
+            return round(raw / 1e9, 3) if raw is not None else None
         for h, path in self.dirs:
             if h.version == 2:
-                usec = _stat(_read(path / "cpu.stat"), "usage_usec")
+                usec = read_stat(path / "cpu.stat", "usage_usec")
                 if usec is not None:
                     return round(usec / 1e6, 3)
         return None

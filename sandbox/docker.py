@@ -34,10 +34,10 @@ from pydantic import BaseModel
 
 from parsers.errors import ErrorKind, GreenloopError
 from sandbox import images, pool
-from sandbox.cgroup import hierarchies
+from sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
 from sandbox.environment import is_secret
 from sandbox.models import TRUNCATION_MARKER, ExecResult, Limits
-from sandbox.process import Finished, free_bytes, result
+from sandbox.process import Finished, free_bytes, result, strike
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked
@@ -211,14 +211,10 @@ class Counters:
     def __init__(self, pid: int):
         self.dirs: dict[str, tuple[int, Path]] = {}
         try:
-            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines() if pid else []
+            paths = own_paths(Path(f"/proc/{pid}/cgroup").read_text()) if pid else {}
             found = hierarchies()
         except OSError:
             return
-        paths = {}
-        for line in lines:
-            _, ctrls, path = line.split(":", 2)
-            paths[ctrls or "<v2>"] = path
         for h in found:
             if h.version == 2:
                 rel = paths.get("<v2>")
@@ -241,7 +237,7 @@ class Counters:
 
     def oom_kills(self) -> int | None:
         path = self._file("memory", "memory.oom_control", "memory.events")
-        return cgroup_stat(path, "oom_kill") if path else None
+        return read_stat(path, "oom_kill")
 
     def reset_peak(self) -> bool:
         """Restart the peak-memory count (cgroup v1 only); False when it cannot."""
@@ -255,36 +251,15 @@ class Counters:
         return False
 
     def peak_memory_mb(self) -> float | None:
-        raw = _read_int(self._file("memory", "memory.max_usage_in_bytes", "memory.peak"))
+        raw = read_int(self._file("memory", "memory.max_usage_in_bytes", "memory.peak"))
         return round(raw / 2**20, 1) if raw is not None else None
 
     def cpu_ns(self) -> int | None:
         if "cpuacct" in self.dirs:
-            return _read_int(self.dirs["cpuacct"][1] / "cpuacct.usage")
+            return read_int(self.dirs["cpuacct"][1] / "cpuacct.usage")
         path = self._file("cpu", "", "cpu.stat")
-        usec = cgroup_stat(path, "usage_usec") if path is not None else None
+        usec = read_stat(path, "usage_usec")
         return usec * 1000 if usec is not None else None
-
-
-def cgroup_stat(path: Path, key: str) -> int | None:
-    """One ``key value`` line of a cgroup file."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        k, _, v = line.partition(" ")
-        if k == key and v.strip().isdigit():
-            return int(v)
-    return None
-
-
-def _read_int(path: Path | None) -> int | None:
-    try:
-        raw = path.read_text().strip() if path is not None else ""
-    except OSError:
-        return None
-    return int(raw) if raw.isdigit() else None
 
 
 class Output:
@@ -425,15 +400,10 @@ async def _exec(api: docker.APIClient, box: pool.Box, command: str, env: dict[st
             if now - last_beat >= HEARTBEAT_S:
                 heartbeat(f"running for {now - started:.0f}s")
                 last_beat = now
-            if output.truncated:
-                done.truncated = True
-            elif free0 - free_bytes(spec.workdir) > limits.disk_mb * 2**20:
-                done.disk_exceeded = True
-            elif now >= deadline:
-                done.timed_out = True
-            elif ended.is_set():
-                break
-            else:
+            if not strike(done, limits, output_over=output.truncated, disk_used=free0 - free_bytes(spec.workdir),
+                          now=now, deadline=deadline):
+                if ended.is_set():
+                    break
                 # The stream also stays open while a background child holds
                 # the output: when the command itself is done, its leftovers go.
                 info = await asyncio.to_thread(api.exec_inspect, exec_id)

@@ -16,6 +16,16 @@ SECRET_NAME = re.compile(r"(^|_)KEY($|_)|TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)AUTH
                          r"^ANTHROPIC_|^AWS_|^GH_|^GITHUB_", re.I)
 
 
+def rustup_home() -> str:
+    """Where rustup's cargo/rustc proxies look for toolchains (not under a sandbox's private HOME)."""
+    return os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup")
+
+
+def extra_ro() -> list[str]:
+    """Host trees to show read-only in every sandbox (GREENLOOP_SANDBOX_RO, colon-separated)."""
+    return [p for p in os.environ.get("GREENLOOP_SANDBOX_RO", "").split(":") if p]
+
+
 def is_secret(name: str) -> bool:
     """Whether a variable name looks like a credential."""
     return SECRET_NAME.search(name) is not None
@@ -38,8 +48,7 @@ def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str
         "PYTHONUNBUFFERED": "1",
         "NO_COLOR": "1",
         "TMPDIR": "/tmp",
-        # rustup's cargo/rustc proxies look for toolchains here (default ~/.rustup), not under the private HOME.
-        "RUSTUP_HOME": os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup"),
+        "RUSTUP_HOME": rustup_home(),
     }
     env.update({k: v for k, v in (extra or {}).items() if not is_secret(k)})
     return env

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from parsers.errors import ErrorKind, GreenloopError
 from runner.language import detect_language
-from sandbox.environment import MASKED_IN_ROOTS
+from sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
 
 LABEL = "greenloop.sandbox.image"
 REPOSITORY = "greenloop-sandbox"
@@ -64,8 +64,7 @@ class Toolchain(BaseModel):
 
 
 def _rust_homes() -> tuple[str, str]:
-    return (os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup"),
-            os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo"))
+    return rustup_home(), os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
 
 
 def toolchain(name: str) -> Toolchain:
@@ -85,7 +84,7 @@ def toolchain(name: str) -> Toolchain:
         # cache goes to the writable /tmp (the host's cargo home is read-only).
         env = {"RUSTUP_HOME": os.path.realpath(rustup), "CARGO_HOME": "/tmp/.cargo"}
         path = [os.path.join(os.path.realpath(cargo), "bin")]
-    paths += [p for p in os.environ.get("GREENLOOP_SANDBOX_RO", "").split(":") if p]
+    paths += extra_ro()
     mounts: list[str] = []
     for p in paths:
         real = os.path.realpath(p)

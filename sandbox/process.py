@@ -91,6 +91,21 @@ def free_bytes(path: Path | str) -> int:
     return st.f_bavail * st.f_frsize
 
 
+def strike(done: Finished, limits: Limits, *, output_over: bool, disk_used: int, now: float,
+           deadline: float) -> bool:
+    """Mark on ``done`` the first limit a running command has passed
+    (output, then disk, then time); whether one has, so the run is killed."""
+    if output_over:
+        done.truncated = True
+    elif disk_used > limits.disk_mb * 2**20:
+        done.disk_exceeded = True
+    elif now >= deadline:
+        done.timed_out = True
+    else:
+        return False
+    return True
+
+
 async def run_process(argv: list[str], *, cwd: Path, env: dict[str, str], out_dir: Path, limits: Limits,
                       heartbeat: Callable[[str], None], disk_root: Path | None = None) -> Finished:
     """Run ``argv`` in a new session and cgroup, output straight to
@@ -130,13 +145,10 @@ async def run_process(argv: list[str], *, cwd: Path, env: dict[str, str], out_di
                 if now - last_beat >= HEARTBEAT_S:
                     heartbeat(f"running for {now - started:.0f}s")
                     last_beat = now
-                if stdout_path.stat().st_size + stderr_path.stat().st_size > limits.output_bytes:
-                    done.truncated = True
-                elif disk_root and free0 - free_bytes(disk_root) > limits.disk_mb * 2**20:
-                    done.disk_exceeded = True
-                elif now >= deadline:
-                    done.timed_out = True
-                else:
+                written = stdout_path.stat().st_size + stderr_path.stat().st_size
+                disk_used = free0 - free_bytes(disk_root) if disk_root else 0
+                if not strike(done, limits, output_over=written > limits.output_bytes, disk_used=disk_used, now=now,
+                              deadline=deadline):
                     continue
                 await terminate(proc, cgroup)
                 break

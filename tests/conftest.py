@@ -56,8 +56,9 @@ def pytest_unconfigure(config):
     # The Temporal SDK's native threads can abort the interpreter at exit
     # (sdk-python issue 300); leave with pytest's own status instead.
     if "temporalio" in sys.modules and _exit_status:
-        if "sandbox.docker" in sys.modules:  # os._exit skips atexit: remove warm containers here
-            sys.modules["sandbox.docker"].shutdown()
+        import sandbox
+
+        sandbox.shutdown()  # os._exit skips atexit
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_exit_status[-1])

@@ -400,23 +400,21 @@ class FixSuiteWorkflow:
         while self._rollback_queue:
             test_id = self._rollback_queue.pop(0)
             attempt = progress.applied.pop(test_id)
-            patch = progress.merged.pop(test_id, None)
-            if patch is None:
+            patch = progress.merged.pop(test_id, None)  # merged from a worktree: its patch comes back out
+            try:
                 await workflow.execute_activity(
                     edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                            attempt=attempt), **QUICK_OPTIONS)
-            else:  # merged from a worktree: its patch comes back out, unless later fixes built on it
-                try:
-                    await workflow.execute_activity(
-                        edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                                attempt=attempt, patch=patch), **QUICK_OPTIONS)
-                except ActivityError as exc:
-                    reason = str(exc.cause or exc)
-                    progress.applied[test_id], progress.merged[test_id] = attempt, patch
-                    self._views[test_id].history.append(f"rollback by hand refused: {reason}")
-                    self._rollback_refused[test_id] = reason
-                    self._rolled_back.add(test_id)
-                    continue
+                                                            attempt=attempt, patch=patch), **QUICK_OPTIONS)
+            except ActivityError as exc:
+                if patch is None:  # restoring from backups: a failure fails the run
+                    raise
+                # Later fixes built on the merged one: it stays, and the person is told why.
+                reason = str(exc.cause or exc)
+                progress.applied[test_id], progress.merged[test_id] = attempt, patch
+                self._views[test_id].history.append(f"rollback by hand refused: {reason}")
+                self._rollback_refused[test_id] = reason
+                self._rolled_back.add(test_id)
+                continue
             self._views[test_id].state = TestState.SKIPPED
             self._views[test_id].history.append("fix rolled back by hand")
             if test_id in progress.summary.fixed:

@@ -79,11 +79,21 @@ def commit_fixes(workspace: Path, message: str) -> str | None:
     return git(workspace, "rev-parse", "HEAD")
 
 
+def write_patch(repo: Path, base: str, head: str, target: Path, header: str = "") -> str:
+    """``git diff --binary base head`` (new, deleted and binary files included) into
+    ``target``, after ``header`` lines (``git apply`` skips what precedes the diff);
+    the patch text. Git writes the file itself: its bytes (CRLF line ends, the blank
+    line ending a binary hunk) stay exactly as ``git apply`` needs them."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", f"--output={target}", base, head)
+    if header:
+        target.write_bytes(header.encode() + target.read_bytes())
+    return target.read_text(errors="replace")
+
+
 def export_patch(workspace: Path, base: str, target: Path) -> str:
     """Write ``git diff base..HEAD`` to ``target``; the patch text."""
-    patch = git(workspace, "diff", "--binary", f"{base}..HEAD")
-    target.write_text(patch + ("\n" if patch else ""))
-    return patch
+    return write_patch(workspace, base, "HEAD", target)
 
 
 def offer_branch(source_repo: str, workspace: Path, branch: str) -> bool:

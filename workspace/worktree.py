@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from parsers.errors import ErrorKind, GreenloopError
-from workspace.prepare import git
+from workspace.prepare import git, write_patch
 
 OID = re.compile(r"^[0-9a-f]{40,64}$")
 HEADER = "greenloop-merge:"  # first line of a merge's patch: the trees before and after it
@@ -105,16 +105,6 @@ def fix_commit(worktree: Path, start: str, files: list[str]) -> str:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return git(worktree, "commit-tree", tree, "-p", start, "-m", "greenloop: fix")
-
-
-def write_patch(repo: Path, base: str, head: str, target: Path, header: str = "") -> str:
-    """``git diff --binary base head`` (new, deleted and binary files included) into
-    ``target``, after ``header`` lines (``git apply`` skips what precedes the diff)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", f"--output={target}", base, head)
-    if header:
-        target.write_bytes(header.encode() + target.read_bytes())
-    return target.read_text(errors="replace")
 
 
 def _changed(repo: Path, base: str, head: str) -> list[str]:
