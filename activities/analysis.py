@@ -10,7 +10,7 @@ from temporalio import activity
 from activities.errors import typed_errors
 from activities.heartbeat import heartbeating
 from activities.llm_errors import provider_errors
-from activities.testing import load_report
+from activities.testing import load_report, load_statuses
 from analysis.context import build_context
 from analysis.failure_analysis import analyze_report
 from analysis.patterns import classify
@@ -19,7 +19,9 @@ from llm.agent import run_agent
 from llm.client import make_client
 from llm.tools import Overlay
 from parsers.errors import ErrorKind, GreenloopError
+from parsers.models import Status
 from parsers.locate import SourceIndex
+from runner.select import selected
 from workflows.models import AnalysisNote, AnalyzeInput, GroupNote, SuiteAnalysis, SuiteAnalysisInput
 from workspace.events import log_event
 
@@ -27,19 +29,21 @@ from workspace.events import log_event
 @activity.defn
 @typed_errors
 async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
-    """Group the failures by root cause; the order to fix them in (roots first)."""
+    """The failures of ``inp.run`` to fix (selected, not flaky), grouped by root
+    cause, and the order to fix them in (group roots first)."""
     report = load_report(inp.run.report_path)
-    report.tests = [t for t in report.tests if t.id in set(inp.selected)]
+    failing = [t for t in report.failing if selected(t.id, inp.select, inp.exclude)]
+    again = load_statuses(inp.recheck.statuses_path) if inp.recheck else {}
+    passed_again = {t for t, s in again.items() if s in (Status.PASSED, Status.XPASSED)}
+    flaky = [t.id for t in failing if t.id in passed_again]
+    report.tests = [t for t in failing if t.id not in passed_again]
     analysis = analyze_report(report, Path(inp.workspace.path))
-    order: list[str] = []
-    for g in analysis.groups:
-        order.extend(t for t in g.tests if t not in order)
-    order.extend(t for t in inp.selected if t not in order)
+    order = list(dict.fromkeys([*(t for g in analysis.groups for t in g.tests), *(t.id for t in report.tests)]))
     groups = [GroupNote(root_test=g.root_test, tests=g.tests, reason=g.reason, kind=g.kind.value)
               for g in analysis.groups]
-    log_event(inp.workspace.run_dir, "suite_analysis", root_cause=analysis.root_cause,
-              groups=[g.model_dump() for g in groups[:50]])
-    return SuiteAnalysis(order=order, groups=groups, root_cause=analysis.root_cause)
+    log_event(inp.workspace.run_dir, "suite_analysis", root_cause=analysis.root_cause, tests=len(order),
+              flaky=flaky[:50], groups=[g.model_dump() for g in groups[:50]])
+    return SuiteAnalysis(order=order, flaky=flaky, groups=groups, root_cause=analysis.root_cause)
 
 
 @activity.defn

@@ -66,7 +66,7 @@ async def propose_fix(inp: FixInput) -> FixProposal:
         elif overlay.malformed:
             proposal.failure_reason = "malformed tool call(s): " + "; ".join(overlay.malformed[:5])
         elif outcome.stop == "budget":
-            proposal.failure_reason = f"the LLM budget of ${inp.llm.budget_usd:.2f} was used up"
+            proposal.failure_reason = f"the LLM budget left for this test (${inp.llm.budget_usd:.4f}) was used up"
         elif outcome.stop == "max_turns":
             proposal.failure_reason = f"no fix within {inp.llm.max_tool_turns} model turns"
         else:

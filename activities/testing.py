@@ -75,21 +75,24 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
     report = run.report
     statuses = {t.id: t.status.value for t in report.tests}
     (out / "statuses.json").write_text(json.dumps(statuses))
+    focus = report.find(inp.focus) if inp.focus else None
     result = SuiteRun(
         label=inp.label, report_path=str(out / "report.json"), statuses_path=str(out / "statuses.json"),
-        totals=report.totals, failing_ids=[t.id for t in report.failing], build_error=report.build_error,
+        totals=report.totals, build_error=report.build_error,
         timed_out=report.timed_out, exit_code=report.exit_code, per_test=report.per_test,
         warnings=report.warnings[:20], duration_s=run.test.duration_s if run.test else 0.0,
+        focus=inp.focus, focus_status=focus.status if focus else None,
     )
     if inp.compare_to is not None:
         before = load_statuses(inp.compare_to.statuses_path)
         now = {k: Status(v) for k, v in statuses.items()}
-        result.regressions = [t for t, s in before.items() if s == Status.PASSED and now.get(t) != Status.PASSED]
+        regressions = [t for t, s in before.items() if s == Status.PASSED and now.get(t) != Status.PASSED]
+        result.regressions, result.regression_count = regressions[:20], len(regressions)
         result.newly_passing = [t for t, s in now.items() if s == Status.PASSED and before.get(t) != Status.PASSED]
         result.passed_before = sum(1 for s in before.values() if s == Status.PASSED)
         result.passed_now = sum(1 for s in now.values() if s == Status.PASSED)
     log_event(ws.run_dir, "suite_run", label=inp.label, totals=report.totals.model_dump(),
-              regressions=result.regressions[:50], artifacts=str(out))
+              regressions=result.regressions, artifacts=str(out))
     return result
 
 

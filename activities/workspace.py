@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 from collections import Counter
@@ -84,6 +85,9 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     """Commit the fixes on the run's branch, export the patch, write the reports."""
     ws, summary = inp.workspace, inp.summary.model_copy(deep=True)
     path, run_dir = Path(ws.path), Path(ws.run_dir)
+    summary.final = inp.final.totals
+    failing = (t for t, s in load_statuses(inp.final.statuses_path).items() if s in (Status.FAILED, Status.ERRORED))
+    summary.still_failing = list(itertools.islice(failing, 500))
     results = load_results(ws)
     fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
@@ -142,10 +146,8 @@ def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) ->
     path = folder / "statuses.json"
     path.write_text(json.dumps({t: s.value for t, s in statuses.items()}))
     counts = Counter(s.value for s in statuses.values())
-    failing = [t for t in dict.fromkeys([*baseline.failing_ids, *after.failing_ids])
-               if statuses.get(t) != Status.PASSED]
-    return after.model_copy(update={"label": "merged", "statuses_path": str(path), "totals": Totals(**counts),
-                                    "failing_ids": failing, "regressions": [], "newly_passing": []})
+    return after.as_baseline().model_copy(update={"label": "merged", "statuses_path": str(path),
+                                                  "totals": Totals(**counts)})
 
 
 @activity.defn

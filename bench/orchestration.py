@@ -75,9 +75,10 @@ from llm.scenario import Scenario  # noqa: E402
 from llm.scripted_server import ScriptedLLMServer  # noqa: E402
 from runner.plan import REPORT_DIR, with_reports  # noqa: E402
 from server.dev import temporal_binary  # noqa: E402
+from server.history import run_chain  # noqa: E402
 from worker import build_worker  # noqa: E402
 from workflows import search  # noqa: E402
-from workflows.fix_suite import TESTS_PER_RUN, FixSuiteWorkflow  # noqa: E402
+from workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
 from workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, SingleRun, SuiteRun  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite"}
@@ -149,18 +150,6 @@ class TimedServer(ScriptedLLMServer):
 
 
 # --- reading histories ------------------------------------------------------------
-
-
-async def run_chain(client: Client, workflow_id: str, first_run_id: str) -> list:
-    """The histories of every run of a workflow, following continue-as-new."""
-    histories, run_id = [], first_run_id
-    while run_id:
-        h = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
-        histories.append(h)
-        last = h.events[-1]
-        run_id = (last.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
-                  if last.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW else None)
-    return histories
 
 
 def ts(event) -> float:
@@ -346,7 +335,7 @@ def table(r: dict) -> str:
          f"{(r['bytes_parent'] + r['bytes_child']) / n / 1e3:.1f} kB"),
         ("heaviest event types (bytes)", ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in r["heavy"]), ""),
         ("largest parent run: events / bytes", f"{r['max_parent_events']} / {r['max_parent_bytes'] / 1e6:.2f} MB", ""),
-        ("parent runs (continue-as-new every %d tests)" % TESTS_PER_RUN,
+        (f"parent runs (continue-as-new every {FixRequest.model_fields['tests_per_run'].default} tests)",
          f"{r['runs']} ({'continued as new' if r['runs'] > 1 else 'no continue-as-new'})", ""),
         ("full-suite / single-test validations", f"{r['suites']} / {r['singles']}", ""),
         ("LLM requests", f"{r['llm_calls']}", f"{r['llm_calls'] / n:.1f}"),

@@ -5,7 +5,9 @@ token/cost accounting per call."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import weakref
 from typing import Any
 
 from parsers.errors import ErrorKind, GreenloopError
@@ -42,9 +44,16 @@ def usage_of(model: str, usage: Any) -> Usage:
                  cache_read_input_tokens=cr, cost_usd=round(cost, 6), calls=1)
 
 
+# One connection pool per event loop, key and endpoint: a new client per activity would
+# build a new TLS context each time (~30 ms) and never reuse a connection.
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], Any]] = (
+    weakref.WeakKeyDictionary())
+
+
 def make_client(settings: LLMSettings, *, role: str, context: str) -> Any:
     """An ``anthropic.AsyncAnthropic`` client (async, so a cancelled activity stops
-    waiting at once), or a typed error when no key is set."""
+    waiting at once) for one conversation, sharing the worker's connection pool;
+    a typed error when no key is set. Call it from the event loop that will use it."""
     import anthropic  # imported here: workflow code must never import it
 
     key = os.environ.get("ANTHROPIC_API_KEY")
@@ -55,7 +64,8 @@ def make_client(settings: LLMSettings, *, role: str, context: str) -> Any:
             "(greenloop run --scripted SCENARIO), or run analysis only (--analysis-only)",
             kind=ErrorKind.VALIDATION_ERROR,
         )
-    return anthropic.AsyncAnthropic(
-        api_key=key, base_url=base_url, max_retries=0, timeout=600.0,
-        default_headers={"x-greenloop-role": role, "x-greenloop-context": context},
-    )
+    pools = _POOLS.setdefault(asyncio.get_running_loop(), {})
+    if (key, base_url) not in pools:
+        pools[key, base_url] = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=600.0)
+    return pools[key, base_url].with_options(
+        default_headers={"x-greenloop-role": role, "x-greenloop-context": context})

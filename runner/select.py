@@ -5,6 +5,7 @@ regex-escaped wherever the framework takes a pattern."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 
@@ -15,6 +16,14 @@ from runner.plan import TestPlan, with_reports
 q = shlex.quote
 UNITTEST_FIXTURE = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")
 UNITTEST_FAILED_IMPORT = "unittest.loader._FailedTest."
+
+
+def selected(test_id: str, select: list[str], exclude: list[str]) -> bool:
+    """Whether a test id passes a run's select/exclude patterns: ``select``
+    takes globs or substrings, ``exclude`` globs."""
+    if select and not any(fnmatch.fnmatchcase(test_id, p) or p in test_id for p in select):
+        return False
+    return not any(fnmatch.fnmatchcase(test_id, p) for p in exclude)
 
 
 def _js_regex(title: str) -> str:

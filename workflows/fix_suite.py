@@ -27,7 +27,6 @@ edits by hand).
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import re
 
 from temporalio import workflow
@@ -65,22 +64,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.search import upsert_run
     from workflows.test_fix import TestFixWorkflow
 
-# Tests fixed per workflow run before continuing as new (the server may suggest it earlier).
-TESTS_PER_RUN = 100
 DONE_PHASES = ("finalizing", "finished")
+# Less LLM money than this left for a test counts as none (a share this small buys no model call).
+MIN_SHARE_USD = 0.0001
 
 
 def child_id(run_id: str, test_id: str) -> str:
     """A readable, unique workflow id for a test's child workflow."""
     slug = re.sub(r"[^A-Za-z0-9_.:/\[\]-]+", "_", test_id)[:180]
     return f"{run_id}/test/{slug}"
-
-
-def selected(test_id: str, select: list[str], exclude: list[str]) -> bool:
-    """Whether a test id passes the run's select/exclude patterns (globs or substrings)."""
-    if select and not any(fnmatch.fnmatchcase(test_id, p) or p in test_id for p in select):
-        return False
-    return not any(fnmatch.fnmatchcase(test_id, p) for p in exclude)
 
 
 def sequential_note(request: FixRequest, ws: Workspace) -> str | None:
@@ -99,6 +91,7 @@ class FixSuiteWorkflow:
         self._abort_requested = False
         self._abort_reason = ""
         self._children: dict[str, asyncio.Future] = {}  # test -> its child workflow, while in flight
+        self._shares: dict[str, float] = {}  # test in flight -> the LLM money set aside for it
         self._rollback_queue: list[str] = []
         self._rolled_back: set[str] = set()
         self._rollback_refused: dict[str, str] = {}
@@ -171,13 +164,13 @@ class FixSuiteWorkflow:
         while progress.remaining:
             await self._process_rollbacks()
             if concurrent and not self._abort_requested and progress.remaining[0] not in progress.retrying:
-                processed += await self._batch(request, progress, TESTS_PER_RUN - processed)
+                processed += await self._batch(request, progress, request.tests_per_run - processed)
             else:  # one at a time, in the run workspace (and a concurrent run's fixes that did not merge)
                 test_id = progress.remaining[0]
                 await self._one(request, progress, test_id)
                 progress.remaining.pop(0)
                 processed += 1
-            if progress.remaining and (processed >= TESTS_PER_RUN or workflow.info().is_continue_as_new_suggested()):
+            if progress.remaining and (processed >= request.tests_per_run or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(self._views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(request.model_copy(update={"resume": progress}))
@@ -207,24 +200,23 @@ class FixSuiteWorkflow:
         summary.initial = initial.totals
         if not initial.per_test and initial.exit_code not in (0, None):
             summary.notes.append("no per-test results could be read; nothing to fix test by test")
-        failing = [t for t in initial.failing_ids if selected(t, request.select, request.exclude)]
-        upsert_run(request.repo, "RUNNING", len(failing))
-        if failing:
+        upsert_run(request.repo, "RUNNING", initial.totals.problems)
+        recheck = None
+        if initial.totals.problems:
             self._set_phase("re-running to find flaky tests")
-            rerun: SuiteRun = await workflow.execute_activity(
+            recheck = await workflow.execute_activity(
                 testing_acts.run_suite,
-                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox, compare_to=initial),
-                **run_opts)
-            summary.flaky = [t for t in failing if t in rerun.newly_passing]
-            failing = [t for t in failing if t not in summary.flaky]
+                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox), **run_opts)
+        analysis = await workflow.execute_activity(
+            analysis_acts.analyze_suite,
+            SuiteAnalysisInput(workspace=ws, run=initial, select=request.select, exclude=request.exclude,
+                               recheck=recheck),
+            **QUICK_OPTIONS)
+        failing, summary.flaky = analysis.order, analysis.flaky
         if failing:
-            analysis = await workflow.execute_activity(
-                analysis_acts.analyze_suite, SuiteAnalysisInput(workspace=ws, run=initial, selected=failing),
-                **QUICK_OPTIONS)
-            failing = analysis.order
             summary.notes.append(f"root cause: {analysis.root_cause}")
         views = [TestStatusView(test_id=t, state=TestState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
-        return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial, remaining=failing,
+        return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(), remaining=failing,
                              views=views, summary=summary,
                              deadline_unix=workflow.now().timestamp() + request.run_budget_s)
 
@@ -233,7 +225,8 @@ class FixSuiteWorkflow:
         if self._settled(request, progress, test_id):
             return
         self._set_phase(f"fixing {test_id}")
-        result = await self._fix(request, progress, test_id, progress.workspace)
+        result = await self._fix(self._set_aside(request, progress, test_id, slots=1), progress, test_id,
+                                 progress.workspace)
         await self._record(progress, result)
 
     def _settled(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> bool:
@@ -244,7 +237,8 @@ class FixSuiteWorkflow:
             view.state = TestState.ABORTED
             summary.aborted.append(test_id)
             return True
-        if test_id not in progress.baseline.failing_ids:
+        if test_id in progress.fixed_along:
+            progress.fixed_along.remove(test_id)
             view.state = TestState.FIXED
             view.history.append("fixed along with an earlier test")
             summary.fixed.append(test_id)
@@ -254,18 +248,29 @@ class FixSuiteWorkflow:
             view.history.append("the run's time budget was used up before this test")
             summary.skipped.append(test_id)
             return True
-        if request.llm.budget_usd is not None and summary.usage.cost_usd >= request.llm.budget_usd:
+        if self._out_of_money(request, progress):
             view.state = TestState.ESCALATED
             view.history.append(f"the LLM budget of ${request.llm.budget_usd:.2f} was used up: left for a person")
             summary.escalated.append(test_id)
             return True
         return False
 
+    def _money_left(self, request: FixRequest, progress: SuiteProgress) -> float | None:
+        """The run's LLM money neither spent nor set aside for tests in flight; None: no budget."""
+        if request.llm.budget_usd is None:
+            return None
+        return request.llm.budget_usd - progress.summary.usage.cost_usd - sum(self._shares.values())
+
+    def _out_of_money(self, request: FixRequest, progress: SuiteProgress) -> bool:
+        left = self._money_left(request, progress)
+        return left is not None and left < MIN_SHARE_USD
+
     async def _record(self, progress: SuiteProgress, result: TestFixResult, not_merged: str | None = None) -> None:
         """Keep a child's result: the run directory, the test's view, the summary.
         ``not_merged``: its fix was not merged (why); the test goes back to the queue."""
         summary, test_id = progress.summary, result.test_id
         view = self._views[test_id]
+        self._shares.pop(test_id, None)  # what it spent is in its usage now
         await workflow.execute_activity(workspace_acts.record_result,
                                         RecordInput(workspace=progress.workspace, result=result), **QUICK_OPTIONS)
         earlier = view.history if test_id in progress.retrying else []  # a retried test keeps its first try
@@ -287,14 +292,28 @@ class FixSuiteWorkflow:
         if result.state == TestState.FIXED and result.applied_attempt is not None:
             progress.applied[test_id] = result.applied_attempt
             if result.suite_after is not None:
-                progress.baseline = result.suite_after
+                progress.baseline = result.suite_after.as_baseline()
+                queued, known = set(progress.remaining) - {test_id}, set(progress.fixed_along)
+                progress.fixed_along += [t for t in result.suite_after.newly_passing if t in queued and t not in known]
         if result.state == TestState.ABORTED and not self._abort_requested:
             self._abort_requested, self._abort_reason = True, f"aborted by a person at {test_id}"
             self._cancel_children()
 
+    def _set_aside(self, request: FixRequest, progress: SuiteProgress, test_id: str, slots: int) -> FixRequest:
+        """The request a test's child gets: with an LLM budget, the child may spend
+        an equal share of what is left among the ``slots`` tests that can start now,
+        so tests in flight side by side cannot together spend more than the run's
+        budget (each stops within one model call of its share)."""
+        left = self._money_left(request, progress)
+        if left is None:
+            return request
+        self._shares[test_id] = max(left, 0.0) / max(slots, 1)
+        return request.model_copy(update={"llm": request.llm.model_copy(update={"budget_usd": self._shares[test_id]})})
+
     async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str,
                    workspace: Workspace) -> TestFixResult:
-        """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree)."""
+        """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree);
+        ``request`` as ``_set_aside`` made it for the test."""
         per_test_deadline = min(progress.deadline_unix, workflow.now().timestamp() + request.per_test_budget_s)
         run_id = workflow.info().workflow_id
         inp = TestFixInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
@@ -334,7 +353,9 @@ class FixSuiteWorkflow:
         while True:
             while (len(running) < request.concurrency and progress.remaining and not self._abort_requested
                    and progress.remaining[0] not in progress.retrying and taken < limit
-                   and not (taken and workflow.info().is_continue_as_new_suggested())):
+                   and not (taken and workflow.info().is_continue_as_new_suggested())
+                   # No money left but tests in flight: what they do not spend decides the next test.
+                   and not (running and self._out_of_money(request, progress))):
                 test_id = progress.remaining.pop(0)
                 taken += 1
                 if self._settled(request, progress, test_id):
@@ -346,7 +367,9 @@ class FixSuiteWorkflow:
                     await self._remove(progress, tree)
                     self._settled(request, progress, test_id)
                     continue
-                running[asyncio.ensure_future(self._fix(request, progress, test_id, tree.workspace))] = tree
+                mine = self._set_aside(request, progress, test_id,
+                                       slots=min(request.concurrency - len(running), len(progress.remaining) + 1))
+                running[asyncio.ensure_future(self._fix(mine, progress, test_id, tree.workspace))] = tree
             if not running:
                 return taken
             self._set_phase("fixing " + ", ".join(t.test_id for t in running.values()))
@@ -430,17 +453,16 @@ class FixSuiteWorkflow:
             SuiteInput(workspace=progress.workspace, plan=progress.plan, label="final", sandbox=request.sandbox,
                        compare_to=progress.initial),
             **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
-        summary.final = final.totals
-        summary.still_failing = final.failing_ids[:500]
         summary.state = "aborted" if self._abort_requested else "completed"
         if self._abort_requested:
             summary.notes.append(self._abort_reason)
         summary.tests = list(self._views.values())
         summary = await workflow.execute_activity(
             workspace_acts.finalize_run,
-            FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary),
+            FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary,
+                          final=final),
             **SETUP_OPTIONS)
         progress.summary = summary
-        upsert_run(request.repo, summary.state.upper(), len(final.failing_ids))
+        upsert_run(request.repo, summary.state.upper(), final.totals.problems)
         self._set_phase("finished")
         return summary

@@ -96,6 +96,9 @@ class FixRequest(BaseModel):
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
+    # Tests driven per workflow run before it continues as new, keeping each run's history
+    # small (the server may suggest continuing sooner).
+    tests_per_run: int = Field(default=100, ge=1, le=1000)
     escalation_deadline_s: int = Field(default=24 * 3600, ge=1)
     escalation_default: AnswerChoice = AnswerChoice.SKIP
     # How soon a lost worker is noticed while it runs tests (its activities are then retried elsewhere).
@@ -132,25 +135,40 @@ class TestPlanRef(BaseModel):
 
 
 class SuiteRun(BaseModel):
-    """One run of the whole suite. The report and the per-test statuses stay
-    on disk (they grow with the suite); ids and counts travel."""
+    """One run of the whole suite, as a reference: the report and the per-test
+    statuses stay on disk (they grow with the suite); counts travel, and of the
+    ids only what the run was asked about (``focus``) and what changed against
+    ``compare_to`` (regressions, bounded, and newly passing tests, which the
+    run needs to spare tests fixed along with another)."""
 
     label: str
     report_path: str
     statuses_path: str
     totals: Totals
-    failing_ids: list[str]
     build_error: bool
     timed_out: bool
     exit_code: int | None
     per_test: bool
     warnings: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
+    focus: str | None = None  # the test this run validates, when it validates one
+    focus_status: Status | None = None  # its status in this run (None: not in the output)
     # Against the run it was compared with (``compare_to``), when one was given:
-    regressions: list[str] = Field(default_factory=list)  # passed before, not now (or gone)
+    regressions: list[str] = Field(default_factory=list)  # passed before, not now (or gone); the first 20
+    regression_count: int = 0
     newly_passing: list[str] = Field(default_factory=list)
     passed_before: int = 0
     passed_now: int = 0
+
+    @property
+    def focus_failing(self) -> bool:
+        return self.focus_status in (Status.FAILED, Status.ERRORED)
+
+    def as_baseline(self) -> SuiteRun:
+        """This run as what later runs are compared with: its own comparison
+        stays behind (it would otherwise travel with every later test)."""
+        return self.model_copy(update={"focus": None, "focus_status": None, "regressions": [],
+                                       "regression_count": 0, "newly_passing": []})
 
 
 class SingleRun(BaseModel):
@@ -300,6 +318,7 @@ class SuiteInput(BaseModel):
     label: str  # names the artifacts: "initial", "flaky-check", "validate-<test>-<n>", "final"
     sandbox: SandboxSettings
     compare_to: SuiteRun | None = None
+    focus: str | None = None  # a test whose own status the result should carry
 
 
 class SingleInput(BaseModel):
@@ -313,8 +332,11 @@ class SingleInput(BaseModel):
 
 class SuiteAnalysisInput(BaseModel):
     workspace: Workspace
-    run: SuiteRun
-    selected: list[str]
+    run: SuiteRun  # the failures to fix come from this run's statuses
+    select: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    # The suite run again: a failure that passes there is flaky (reported, not fixed).
+    recheck: SuiteRun | None = None
 
 
 class GroupNote(BaseModel):
@@ -325,7 +347,8 @@ class GroupNote(BaseModel):
 
 
 class SuiteAnalysis(BaseModel):
-    order: list[str]  # the order to fix tests in: group roots first
+    order: list[str]  # the failures to fix, in the order to fix them: group roots first
+    flaky: list[str] = Field(default_factory=list)  # failed, then passed when the suite ran again
     groups: list[GroupNote]
     root_cause: str
 
@@ -375,6 +398,7 @@ class FinalizeInput(BaseModel):
     run_id: str
     workspace: Workspace
     summary: RunSummary
+    final: SuiteRun  # the last full run: the tests still failing are read from it
 
 
 class RecordInput(BaseModel):
@@ -435,6 +459,8 @@ class SuiteProgress(BaseModel):
     merged: dict[str, str] = Field(default_factory=dict)
     # concurrency > 1: tests whose fix did not merge, queued again to be fixed in the run workspace itself
     retrying: list[str] = Field(default_factory=list)
+    # Queued tests that an accepted fix made pass too (they are not driven; they count as fixed).
+    fixed_along: list[str] = Field(default_factory=list)
 
 
 FixRequest.model_rebuild()

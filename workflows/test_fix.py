@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         ApplyInput,
         AttemptRecord,
         FixInput,
+        LLMSettings,
         RollbackInput,
         SingleInput,
         SuiteInput,
@@ -120,6 +121,11 @@ class TestFixWorkflow:
                     if self._out_of_time():
                         self._history.append("time budget used up")
                         break
+                    if self._out_of_money():
+                        # No answer could buy more: left for a person, without waiting for one.
+                        self._set(TestState.ESCALATED, f"its share of the LLM budget "
+                                  f"(${self._inp.request.llm.budget_usd:.4f}) was used up: left for a person")
+                        return self._result()
                     verdict, escalate_now = await self._attempt(len(self._attempts) + 1)
                     if verdict is Verdict.PASS:
                         self._set(TestState.FIXED, f"fixed on attempt {len(self._attempts)}")
@@ -141,6 +147,17 @@ class TestFixWorkflow:
             self._set(TestState.ABORTED, "run aborted")
             return self._result()
 
+    def _out_of_money(self) -> bool:
+        share = self._inp.request.llm.budget_usd  # this test's share of the run's budget
+        return share is not None and self._usage.cost_usd >= share
+
+    def _llm(self) -> LLMSettings:
+        """Settings for the next conversation: it stops once this test's share is spent."""
+        llm = self._inp.request.llm
+        if llm.budget_usd is None:
+            return llm
+        return llm.model_copy(update={"budget_usd": max(llm.budget_usd - self._usage.cost_usd, 0.0)})
+
     def _out_of_time(self) -> bool:
         deadline = self._inp.deadline_unix
         return deadline is not None and workflow.now().timestamp() >= deadline
@@ -156,18 +173,22 @@ class TestFixWorkflow:
         note: AnalysisNote = await workflow.execute_activity(
             analysis_acts.analyze_failure,
             AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                         failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=inp.request.llm),
+                         failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm()),
             **llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
+        if self._out_of_money():
+            record.verdict, record.reason = Verdict.FAIL, "the analysis used up the test's share of the LLM budget"
+            self._history.append(f"attempt {number}: {record.reason}")
+            return Verdict.FAIL, False
 
         self._set(TestState.FIXING)
         proposal = await workflow.execute_activity(
             fixing_acts.propose_fix,
             FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                      attempt=number, failure_run=inp.failure_run, analysis=note,
-                     attempts=self._attempts[:-1], llm=inp.request.llm),
+                     attempts=self._attempts[:-1], llm=self._llm()),
             **llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + proposal.usage
@@ -212,19 +233,19 @@ class TestFixWorkflow:
         suite = await workflow.execute_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
-                       sandbox=inp.request.sandbox, compare_to=inp.baseline),
+                       sandbox=inp.request.sandbox, compare_to=inp.baseline, focus=inp.test_id),
             **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:
             return Verdict.REGRESSION, "the fix breaks the build"
-        if suite.regressions:
+        if suite.regression_count:
             shown = ", ".join(suite.regressions[:5])
-            more = f" and {len(suite.regressions) - 5} more" if len(suite.regressions) > 5 else ""
-            return Verdict.REGRESSION, f"{len(suite.regressions)} test(s) that passed now fail: {shown}{more}"
+            more = f" and {suite.regression_count - 5} more" if suite.regression_count > 5 else ""
+            return Verdict.REGRESSION, f"{suite.regression_count} test(s) that passed now fail: {shown}{more}"
         if suite.passed_now < suite.passed_before:
             return Verdict.REGRESSION, f"fewer tests pass ({suite.passed_now} < {suite.passed_before})"
-        if inp.test_id in suite.failing_ids:
+        if suite.focus_failing:
             return Verdict.FAIL, "the test passes alone but fails in the full suite"
         return Verdict.PASS, ""
 

@@ -96,6 +96,23 @@ async def test_tokens_and_cost_are_counted_per_call_and_summed(repo, api_key):
     assert u.cost_usd == pytest.approx(sum(p.cost_usd for p in per_call), abs=3e-6)
 
 
+async def test_conversations_share_one_connection_pool_but_say_who_is_asking(repo, api_key):
+    # The scripted endpoint answers by role and test: each conversation's requests must carry its own.
+    with ScriptedLLMServer(scenario({"trigger": {"role": "analyzer"}, "response": {"text": "analysed"}},
+                                    {"trigger": {"role": "fixer"}, "response": {"text": "no fix"}})) as server:
+        s = settings(server)
+        analyzer = make_client(s, role="analyzer", context="run-1/a")
+        fixer = make_client(s, role="fixer", context="run-1/b")
+        answers = [await run_agent(c, s, system="sys", user="u", overlay=Overlay(repo), allow_edits=False)
+                   for c in (analyzer, fixer, analyzer)]
+        other_key = make_client(s.model_copy(update={"base_url": server.base_url + "/"}), role="fixer", context="c")
+    assert [a.text for a in answers] == ["analysed", "no fix", "analysed"]
+    assert [(r.role, r.context) for r in server.requests] == [
+        ("analyzer", "run-1/a"), ("fixer", "run-1/b"), ("analyzer", "run-1/a")]
+    assert analyzer._client is fixer._client  # one httpx pool (and TLS context) for the worker
+    assert other_key._client is not fixer._client  # another endpoint, another pool
+
+
 def test_prices_follow_the_model_family():
     assert price_for("claude-sonnet-4-5") == (3.0, 15.0)
     assert price_for("claude-opus-4-1-20250805") == (15.0, 75.0)
@@ -158,7 +175,7 @@ def fix_input(repo, tmp_path_factory, llm: LLMSettings) -> FixInput:
     report_path = run_dir / "report.json"
     report_path.write_text(TestReport(framework="pytest", tests=[test]).model_dump_json())
     run = SuiteRun(label="initial", report_path=str(report_path), statuses_path=str(run_dir / "statuses.json"),
-                   totals=Totals(failed=1), failing_ids=[test.id], build_error=False, timed_out=False, exit_code=1,
+                   totals=Totals(failed=1), build_error=False, timed_out=False, exit_code=1,
                    per_test=True)
     return FixInput(
         run_id="run-1", workspace=Workspace(path=str(repo), run_dir=str(run_dir), repo=str(repo)),
@@ -204,7 +221,7 @@ async def test_the_fixer_reports_a_used_up_budget(repo, api_key, tmp_path_factor
     with ScriptedLLMServer(scenario(LOOP)) as server:
         proposal = await ActivityEnvironment().run(
             propose_fix, fix_input(repo, tmp_path_factory, settings(server, budget_usd=0.05)))
-    assert proposal.failure_reason == "the LLM budget of $0.05 was used up"
+    assert proposal.failure_reason == "the LLM budget left for this test ($0.0500) was used up"
     assert proposal.usage.calls == 2 and proposal.usage.cost_usd >= 0.05
 
 

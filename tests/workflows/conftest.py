@@ -17,6 +17,7 @@ from temporalio.worker import Replayer
 
 from llm.scenario import Scenario
 from llm.scripted_server import ScriptedLLMServer
+from server.history import run_chain
 from worker import build_worker
 from workflows.fix_suite import FixSuiteWorkflow
 from workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, TestStatusView
@@ -69,10 +70,14 @@ async def drive(env, request: FixRequest, run_id: str | None = None) -> tuple[Ru
         return await handle.result(), handle
 
 
-async def replays(handle: WorkflowHandle) -> None:
-    """The run's recorded history replays deterministically."""
-    history = await handle.fetch_history()
-    await Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
+async def replays(client: Client, handle: WorkflowHandle) -> int:
+    """The run's recorded histories (every run, across continue-as-new) replay
+    deterministically; how many runs there were."""
+    replayer = Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter)
+    histories = await run_chain(client, handle.id, handle.first_execution_run_id or handle.run_id or "")
+    for history in histories:
+        await replayer.replay_workflow(history)
+    return len(histories)
 
 
 async def wait_for_view(client: Client, workflow_id: str, reached: Callable[[TestStatusView], bool], what: str,

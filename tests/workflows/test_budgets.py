@@ -4,9 +4,13 @@ the LLM money is used up, the tests left are not lost — they end SKIPPED
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
 import yaml
 
-from tests.workflows.conftest import DEMO, drive, fix_request
+from llm.client import usage_of
+from tests.workflows.conftest import DEMO, drive, fix_request, replays
 from workflows.models import LLMSettings, RunSummary, TestState
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
@@ -50,3 +54,30 @@ async def test_llm_budget_used_up_escalates_the_tests_left(temporal_env, demo_re
     for test_id in summary.escalated:
         state, why = states(summary)[test_id]
         assert state == TestState.ESCALATED and "budget" in why
+
+
+
+async def test_tests_in_flight_share_the_llm_budget(temporal_env, demo_repo, scripted, tmp_path):
+    # Three tests start at once. Each seeing the whole budget, together they would spend about three
+    # times it; each gets a third of what is left, and stops within one model call of its share.
+    server = scripted(SCENARIO)
+    budget = 0.012  # the demo's three tests cost $0.035 unbounded
+    request = fix_request(demo_repo, tmp_path, concurrency=3, escalation_deadline_s=5,
+                          llm=LLMSettings(model="claude-scripted", max_tool_turns=8, budget_usd=budget))
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    calls: dict[str, list[float]] = {}
+    for r in server.requests:
+        test_id = r.context.split("/", 1)[1]
+        calls.setdefault(test_id, []).append(usage_of("claude-scripted", SimpleNamespace(**r.response["usage"])).cost_usd)
+    assert sorted(calls) == sorted(t.test_id for t in summary.tests)
+    for test_id, costs in calls.items():
+        # it started no call once its share was spent
+        assert sum(costs[:-1]) < budget / 3 + 1e-9, (test_id, costs)
+    assert summary.usage.cost_usd == pytest.approx(sum(map(sum, calls.values())))
+    assert summary.usage.cost_usd <= budget + 3 * max(c for costs in calls.values() for c in costs)
+    assert summary.escalated, "a third of the budget fixes none of the demo's tests"
+    for test_id in summary.escalated:
+        state, why = states(summary)[test_id]
+        assert state == TestState.ESCALATED and "LLM budget" in why

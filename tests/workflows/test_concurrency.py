@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from temporalio.client import Client
 
 from parsers.errors import GreenloopError
@@ -27,6 +28,11 @@ from workspace.prepare import prepare
 SCENARIOS = DEMO.parent / "scenarios"
 DEMO_FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
                 "tests/test_money.py::test_format_whole_euros"]
+
+# A line of each demo test's fix, in the file the fix changes.
+FIX_LINES = dict(zip(DEMO_FAILING, [("shop/cart.py", "self.lines[sku] = (price, old + qty)"),
+                                    ("shop/cart.py", "return round(self.total() * (100 - percent) / 100, 2)"),
+                                    ("shop/money.py", "{cents % 100:02d}")]))
 
 
 def git(ws: str | Path, *args: str) -> str:
@@ -54,7 +60,7 @@ async def test_demo_fixed_in_parallel_worktrees(temporal_env, demo_repo, scripte
     request = fix_request(demo_repo, tmp_path, concurrency=3)
     run_id = f"conc-{uuid.uuid4().hex[:6]}"
     summary, handle = await drive(temporal_env, request, run_id)
-    await replays(handle)
+    await replays(temporal_env.client, handle)
 
     assert summary.state == "completed" and sorted(summary.fixed) == sorted(DEMO_FAILING)
     assert summary.final.failed == 0 and summary.final.passed == 7 and summary.still_failing == []
@@ -84,7 +90,7 @@ async def test_fix_that_does_not_merge_is_redone_in_the_run_workspace(temporal_e
     request = fix_request(repo, tmp_path, concurrency=2)
     run_id = f"conflict-{uuid.uuid4().hex[:6]}"
     summary, handle = await drive(temporal_env, request, run_id)
-    await replays(handle)
+    await replays(temporal_env.client, handle)
 
     assert summary.state == "completed" and sorted(summary.fixed) == [CAPITALIZED, QUANTITY]
     assert summary.final.failed == 0 and summary.final.passed == 3 and summary.attempts == 3
@@ -152,7 +158,7 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
         assert (ws / "shop/money.py").read_text() == original["shop/money.py"]
         assert await handle.execute_update("abort", "enough", result_type=str) in ("finalizing", "finished")
         summary: RunSummary = await handle.result()
-        await replays(handle)
+        await replays(temporal_env.client, handle)
 
     assert summary.state == "aborted" and sorted(summary.aborted) == sorted(carts)
     assert summary.fixed == [] and summary.skipped == [money] and "enough" in summary.notes
@@ -160,6 +166,56 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
     for path, text in original.items():
         assert (ws / path).read_text() == text
     assert summary.final.failed == 3 and summary.patch is None
+    assert_no_worktree_left(request.run_dir)
+
+
+async def test_a_concurrent_run_continues_as_new_and_keeps_what_it_fixed(temporal_env, demo_repo, scripted,
+                                                                          tmp_path):
+    # Two tests per workflow run, two at a time: the first run fixes a batch of two side by side and
+    # continues as new; the next run fixes the third. A fix merged by the first run is rolled back
+    # by hand while the second run works: what the first run merged travelled with it.
+    data = yaml.safe_load((SCENARIOS / "demo-python.yaml").read_text())
+    for rule in data["rules"]:
+        if rule["trigger"].get("role") == "analyzer":
+            rule["response"]["delay_s"] = 3  # time to roll back while the last test is in flight
+    scripted(data)
+    client = temporal_env.client
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    request = fix_request(demo_repo, tmp_path, concurrency=2, tests_per_run=2)
+    run_id = f"can-{uuid.uuid4().hex[:6]}"
+
+    async def second_run_fixing() -> bool:
+        if (await client.get_workflow_handle(run_id).describe()).run_id == handle.first_execution_run_id:
+            return False
+        views = await client.get_workflow_handle(run_id).query("status", result_type=list[StatusView])
+        last = [v for v in views if v.state == TestState.PENDING]  # the parent's view; its child says more
+        child = client.get_workflow_handle(child_id(run_id, last[0].test_id))
+        return (await child.query("status", result_type=StatusView)).state == TestState.ANALYZING
+
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        await wait_until(second_run_fixing, "the second workflow run is fixing its test")
+        latest = client.get_workflow_handle(run_id)
+        views = {v.test_id: v for v in await latest.query("status", result_type=list[StatusView])}
+        first_batch = sorted(t for t, v in views.items() if v.state == TestState.FIXED)
+        assert len(first_batch) == 2 and all(views[t].history[-1] == "fix merged into the run workspace"
+                                             for t in first_batch)
+        undone = first_batch[0]
+        assert await latest.execute_update("rollback", undone, result_type=str) == f"rolled back {undone}"
+        summary: RunSummary = await handle.result()
+        assert await replays(client, handle) == 2
+
+    # The first run's two children ran side by side.
+    (s1, c1), (s2, c2) = await spans(client, run_id, first_batch)
+    assert max(s1, s2) < min(c1, c2)
+    assert summary.state == "completed" and summary.skipped == [undone]
+    assert sorted(summary.fixed) == sorted(set(DEMO_FAILING) - {undone})
+    assert summary.still_failing == [undone] and summary.final.failed == 1
+    assert {v.test_id: v.state for v in summary.tests} == {
+        t: TestState.SKIPPED if t == undone else TestState.FIXED for t in DEMO_FAILING}
+    ws = Path(request.run_dir, "workspace")
+    for test_id, (path, line) in FIX_LINES.items():
+        assert (line in (ws / path).read_text()) == (test_id != undone), test_id
     assert_no_worktree_left(request.run_dir)
 
 

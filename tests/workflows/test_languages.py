@@ -82,7 +82,7 @@ async def test_javascript_node_test_repository_is_driven_to_green(temporal_env, 
         assert conversations(server, test_id) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2)]
     report = Path(summary.report_markdown).read_text()
     assert "## `median > sorts numbers by value`: FIXED" in report
-    await replays(handle)
+    await replays(temporal_env.client, handle)
 
 
 async def test_rust_cargo_repository_is_driven_to_green(temporal_env, scripted, tmp_path):
@@ -106,7 +106,7 @@ async def test_rust_cargo_repository_is_driven_to_green(temporal_env, scripted, 
     assert conversations(server, RUST_UNIT) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2),
                                                 ("fixer", 1, 3)]
     assert conversations(server, RUST_INTEGRATION) == [("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2)]
-    await replays(handle)
+    await replays(temporal_env.client, handle)
 
 
 async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(temporal_env, scripted, tmp_path):
@@ -131,4 +131,4 @@ async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(tempora
     assert "+    text.split_whitespace().count()\n" in patch and "as u32" not in patch
     # The other failing test was not selected: still failing, untouched.
     assert summary.final.failed == 1 and "+ 23 // bug" in Path(ws, "src/temperature.rs").read_text()
-    await replays(handle)
+    await replays(temporal_env.client, handle)
