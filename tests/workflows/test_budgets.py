@@ -56,7 +56,6 @@ async def test_llm_budget_used_up_escalates_the_tests_left(temporal_env, demo_re
         assert state == TestState.ESCALATED and "budget" in why
 
 
-
 async def test_tests_in_flight_share_the_llm_budget(temporal_env, demo_repo, scripted, tmp_path):
     # Three tests start at once. Each seeing the whole budget, together they would spend about three
     # times it; each gets a third of what is left, and stops within one model call of its share.
