@@ -86,6 +86,15 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     handle = client.get_workflow_handle(run_id, result_type=RunSummary)
     seen: dict[str, str] = {}
     phase = ""
+
+    def show(test_id: str, state: str, live: bool = True) -> None:
+        if seen.get(test_id) != state:
+            seen[test_id] = state
+            if not as_json:
+                console.print(f"  {test_id}: [bold]{state}[/]")
+                if live and state == TestState.ESCALATED.value:
+                    console.print(f"    answer with: greenloop answer {run_id} '{test_id}' retry|skip|abort")
+
     result_task = asyncio.ensure_future(handle.result())
     while not result_task.done():
         try:
@@ -104,14 +113,12 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
                     state = child.state.value
                 except RPCError:
                     pass
-            if seen.get(v.test_id) != state:
-                seen[v.test_id] = state
-                if not as_json:
-                    console.print(f"  {v.test_id}: [bold]{state}[/]")
-                    if state == TestState.ESCALATED.value:
-                        console.print(f"    answer with: greenloop answer {run_id} '{v.test_id}' retry|skip|abort")
+            show(v.test_id, state)
         await asyncio.wait({result_task}, timeout=1.5)
-    return result_task.result()
+    summary = result_task.result()
+    for v in summary.tests:  # states reached since the last look (no longer answerable)
+        show(v.test_id, v.state.value, live=False)
+    return summary
 
 
 def run_command(
@@ -161,6 +168,16 @@ def run_command(
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 
+def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
+    """The run's page in the Web UI: the embedded server's, or ``GREENLOOP_UI_URL``'s for a
+    configured cluster (its UI address is not something Temporal's client config knows)."""
+    if base := os.environ.get("GREENLOOP_UI_URL"):
+        return f"{base.rstrip('/')}/namespaces/{namespace}/workflows/{run_id}"
+    if embedded:
+        return f"{dev.ui_url(namespace=namespace)}/{run_id}"
+    return None
+
+
 async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: str | None,
                namespace: str | None, as_json: bool) -> int:
     from worker import build_worker
@@ -183,12 +200,13 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=TASK_QUEUE,
                                     static_summary=f"fix failing tests of {request.repo}")
-        link = f"{dev.ui_url()}/{run_id}" if embedded else run_id
+        link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:
             print(json.dumps({"run_id": run_id, "ui": link}))
             return 0
         if not as_json:
-            console.print(f"run [bold]{run_id}[/]\nWeb UI: {link}")
+            console.print(f"run [bold]{run_id}[/]\nWeb UI: " + (link or "set GREENLOOP_UI_URL to your cluster's "
+                                                                  "Web UI (e.g. http://temporal-ui:8080) for a link"))
         if not wait:
             return 0
         summary = await _follow(client, run_id, as_json)

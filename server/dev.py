@@ -45,6 +45,7 @@ def listening(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def ui_url(port: int = DEFAULT_UI_PORT, namespace: str = "default") -> str:
+    """The workflow list of the dev server's Web UI."""
     return f"http://localhost:{port}/namespaces/{namespace}/workflows"
 
 

@@ -8,14 +8,17 @@ import os
 import subprocess
 import sys
 
+from cli.runs import run_link
 from tests.conftest import REPO
 
 DEMO = REPO / "samples" / "demo-python"
 SCENARIO = REPO / "samples" / "scenarios" / "demo-python.yaml"
 
 
-def greenloop(*args: str, data_home, key: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+def greenloop(*args: str, data_home, key: str | None = None, ui: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GREENLOOP_UI_URL"))}
+    if ui:
+        env["GREENLOOP_UI_URL"] = ui
     env["XDG_DATA_HOME"] = str(data_home)  # the run directory lands in the test's tmp dir
     if key:
         env["ANTHROPIC_API_KEY"] = key
@@ -41,6 +44,24 @@ async def test_run_drives_the_demo_to_green_and_status_reports_it(temporal_env, 
     assert sorted(states) == sorted(summary["fixed"]) and set(states.values()) == {"FIXED"}
 
 
+
+async def test_run_follows_each_test_to_its_last_state(temporal_env, tmp_path):
+    # What people read: the run id, the link to it in their cluster's Web UI, and for every test its
+    # states in order, ending with the state it ended in (even when the run ends between two looks).
+    address = temporal_env.client.service_client.config.target_host
+    done = greenloop("run", str(DEMO), "--scripted", str(SCENARIO), "--address", address, data_home=tmp_path,
+                     ui="http://temporal-ui.example:8080/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_id = next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("run "))
+    assert f"Web UI: http://temporal-ui.example:8080/namespaces/default/workflows/{run_id}\n" in done.stdout
+    last: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("  tests/") and ": " in line:
+            test_id, state = line.strip().rsplit(": ", 1)
+            last[test_id] = state
+    status = json.loads(greenloop("status", run_id, "--address", address, "--json", data_home=tmp_path).stdout)
+    assert last == {t["test_id"]: t["state"] for t in status["tests"]} and set(last.values()) == {"FIXED"}
+
 async def test_run_errors_say_what_to_do(temporal_env, tmp_path):
     address = temporal_env.client.service_client.config.target_host
     missing = greenloop("run", str(tmp_path / "nope"), "--address", address, "--scripted", str(SCENARIO),
@@ -51,3 +72,11 @@ async def test_run_errors_say_what_to_do(temporal_env, tmp_path):
     no_run = greenloop("status", "no-such-run", "--address", address, data_home=tmp_path)
     assert no_run.returncode != 0 and "no such run" in no_run.stderr
     assert "Traceback" not in missing.stderr + no_key.stderr + no_run.stderr
+
+
+def test_the_run_link_needs_the_ui_address_of_a_configured_cluster(monkeypatch):
+    monkeypatch.delenv("GREENLOOP_UI_URL", raising=False)
+    assert run_link("r1", "default", embedded=True) == "http://localhost:8233/namespaces/default/workflows/r1"
+    assert run_link("r1", "prod", embedded=False) is None  # printed as how to get one, "ui": null in --json
+    monkeypatch.setenv("GREENLOOP_UI_URL", "https://ui.internal")
+    assert run_link("r1", "prod", embedded=False) == "https://ui.internal/namespaces/prod/workflows/r1"
