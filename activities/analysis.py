@@ -19,8 +19,8 @@ from llm.agent import run_agent
 from llm.client import make_client
 from llm.tools import Overlay
 from parsers.errors import ErrorKind, GreenloopError
-from parsers.models import Status
 from parsers.locate import SourceIndex
+from parsers.models import Status
 from runner.select import selected
 from workflows.models import AnalysisNote, AnalyzeInput, GroupNote, SuiteAnalysis, SuiteAnalysisInput
 from workspace.events import log_event

@@ -162,6 +162,7 @@ class SuiteRun(BaseModel):
 
     @property
     def focus_failing(self) -> bool:
+        """Whether the test this run validates failed in it."""
         return self.focus_status in (Status.FAILED, Status.ERRORED)
 
     def as_baseline(self) -> SuiteRun:

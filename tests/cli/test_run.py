@@ -44,7 +44,6 @@ async def test_run_drives_the_demo_to_green_and_status_reports_it(temporal_env, 
     assert sorted(states) == sorted(summary["fixed"]) and set(states.values()) == {"FIXED"}
 
 
-
 async def test_run_follows_each_test_to_its_last_state(temporal_env, tmp_path):
     # What people read: the run id, the link to it in their cluster's Web UI, and for every test its
     # states in order, ending with the state it ended in (even when the run ends between two looks).
@@ -61,6 +60,7 @@ async def test_run_follows_each_test_to_its_last_state(temporal_env, tmp_path):
             last[test_id] = state
     status = json.loads(greenloop("status", run_id, "--address", address, "--json", data_home=tmp_path).stdout)
     assert last == {t["test_id"]: t["state"] for t in status["tests"]} and set(last.values()) == {"FIXED"}
+
 
 async def test_run_errors_say_what_to_do(temporal_env, tmp_path):
     address = temporal_env.client.service_client.config.target_host
