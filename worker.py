@@ -13,13 +13,13 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-import sandbox
-from activities import analysis, edits, fixing, testing, workspace
-from server.client import TASK_QUEUE, connect
-from workflows.fix_suite import FixSuiteWorkflow
-from workflows.test_fix import TestFixWorkflow
+from greenloop import sandbox
+from greenloop.activities import analysis, edits, fixing, testing, workspace
+from greenloop.server.client import TASK_QUEUE, connect
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 
-WORKFLOWS = [FixSuiteWorkflow, TestFixWorkflow]
+WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow]
 ACTIVITIES = [
     workspace.prepare_workspace, workspace.record_result, workspace.finalize_run,
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,

@@ -13,22 +13,23 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.errors import typed_errors
-from parsers.errors import ErrorKind, GreenloopError
-from parsers.models import Status, TestReport
-from runner.execute import run_tests
-from runner.plan import TestPlan, plan_tests as make_plan
-from runner.select import single_test_command
-from workflows.models import (
+from greenloop.activities.errors import typed_errors
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers.models import Status, TestReport
+from greenloop.runner.execute import run_tests
+from greenloop.runner.plan import SuitePlan
+from greenloop.runner.plan import plan_tests as make_plan
+from greenloop.runner.select import single_test_command
+from greenloop.workflows.models import (
     PlanInput,
     SingleInput,
     SingleRun,
     SuiteInput,
     SuiteRun,
-    TestPlanRef,
     Workspace,
 )
-from workspace.events import log_event
+from greenloop.workspace.events import log_event
+
 
 def _heartbeat(message: str) -> None:
     activity.heartbeat(message)
@@ -42,8 +43,6 @@ def _out_dir(ws: Workspace, label: str) -> Path:
     return base / f"{label}-{n}"
 
 
-def _plan(ref: TestPlanRef) -> TestPlan:
-    return TestPlan(**ref.model_dump())
 
 
 def load_report(path: str) -> TestReport:
@@ -56,13 +55,13 @@ def load_statuses(path: str) -> dict[str, Status]:
 
 @activity.defn
 @typed_errors
-async def plan_tests(inp: PlanInput) -> TestPlanRef:
+async def plan_tests(inp: PlanInput) -> SuitePlan:
     """Language, framework, build and test commands for the workspace."""
     r = inp.request
     plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
                      test_command=r.test_command, build_command=r.build_command)
     log_event(inp.workspace.run_dir, "plan", **plan.model_dump())
-    return TestPlanRef(**plan.model_dump())
+    return plan
 
 
 @activity.defn
@@ -71,7 +70,7 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
     """Run the whole suite; compare with ``compare_to`` when given."""
     ws = inp.workspace
     out = _out_dir(ws, inp.label)
-    run = await run_tests(_plan(inp.plan), Path(ws.path), out, inp.sandbox, _heartbeat)
+    run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
     report = run.report
     statuses = {t.id: t.status.value for t in report.tests}
     (out / "statuses.json").write_text(json.dumps(statuses))
@@ -106,7 +105,7 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
         raise GreenloopError(f"test {inp.test_id} is not in {inp.failure_run.report_path}",
                              kind=ErrorKind.VALIDATION_ERROR)
     out = _out_dir(ws, inp.label)
-    plan = _plan(inp.plan)
+    plan = inp.plan
     try:
         command = single_test_command(plan, failure)
     except GreenloopError:

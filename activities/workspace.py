@@ -12,12 +12,13 @@ from pathlib import Path
 from platformdirs import user_data_dir
 from temporalio import activity
 
-from activities.errors import typed_errors
-from activities.heartbeat import heartbeating
-from activities.testing import load_statuses
-from parsers.models import Status, Totals
-from workflows.models import (
+from greenloop.activities.errors import typed_errors
+from greenloop.activities.heartbeat import heartbeating
+from greenloop.activities.testing import load_statuses
+from greenloop.parsers.models import Status, Totals
+from greenloop.workflows.models import (
     FinalizeInput,
+    FixOneTestResult,
     MergeInput,
     MergeResult,
     PrepareInput,
@@ -25,16 +26,15 @@ from workflows.models import (
     RemoveWorktreeInput,
     RunSummary,
     SuiteRun,
-    TestFixResult,
     Workspace,
     Worktree,
     WorktreeInput,
 )
-from workspace import prepare as prep
-from workspace import worktree as wt
-from workspace.backups import slug
-from workspace.events import log_event
-from workspace.report import render_markdown
+from greenloop.workspace import prepare as prep
+from greenloop.workspace import worktree as wt
+from greenloop.workspace.backups import slug
+from greenloop.workspace.events import log_event
+from greenloop.workspace.report import render_markdown
 
 
 def runs_root() -> Path:
@@ -74,9 +74,9 @@ async def record_result(inp: RecordInput) -> None:
     (folder / f"{slug(inp.result.test_id)}.json").write_text(inp.result.model_dump_json(indent=1))
 
 
-def load_results(ws: Workspace) -> list[TestFixResult]:
+def load_results(ws: Workspace) -> list[FixOneTestResult]:
     files = sorted(_results_dir(ws).glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
-    return [TestFixResult.model_validate_json(p.read_text()) for p in files]
+    return [FixOneTestResult.model_validate_json(p.read_text()) for p in files]
 
 
 @activity.defn

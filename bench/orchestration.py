@@ -71,15 +71,15 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 
-from llm.scenario import Scenario  # noqa: E402
-from llm.scripted_server import ScriptedLLMServer  # noqa: E402
-from runner.plan import REPORT_DIR, with_reports  # noqa: E402
-from server.dev import temporal_binary  # noqa: E402
-from server.history import run_chain  # noqa: E402
-from worker import build_worker  # noqa: E402
-from workflows import search  # noqa: E402
-from workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
-from workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, SingleRun, SuiteRun  # noqa: E402
+from greenloop.llm.scenario import Scenario  # noqa: E402
+from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
+from greenloop.runner.plan import REPORT_DIR, with_reports  # noqa: E402
+from greenloop.server.dev import temporal_binary  # noqa: E402
+from greenloop.server.history import run_chain  # noqa: E402
+from greenloop.worker import build_worker  # noqa: E402
+from greenloop.workflows import search  # noqa: E402
+from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
+from greenloop.workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, SingleRun, SuiteRun  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite"}
 LLM_ACTIVITIES = {"analyze_failure", "propose_fix"}

@@ -143,7 +143,7 @@ MEASURE = textwrap.dedent(
     def rss():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if kind == "greenloop":
-        from parsers import RunOutput, parse
+        from greenloop.parsers import RunOutput, parse
     elif kind == "junitparser":
         import junitparser
     from xml.etree.ElementTree import iterparse

@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sandbox.environment import sandbox_env  # noqa: E402
-from sandbox.models import Limits  # noqa: E402
+from greenloop.sandbox.environment import sandbox_env  # noqa: E402
+from greenloop.sandbox.models import Limits  # noqa: E402
 
 COMMANDS = {"true": "true", "pytest (demo)": "python -m pytest -q -p no:cacheprovider"}
 BACKENDS = ("bare", "local", "bwrap", "docker (pool)", "docker (no pool)")
@@ -44,7 +44,7 @@ def bare(command: str, ws: Path) -> None:
 
 
 async def sandboxed(name: str, command: str, ws: Path, out: Path) -> None:
-    module = importlib.import_module("sandbox." + name.split()[0])
+    module = importlib.import_module("greenloop.sandbox." + name.split()[0])
     extra = {"pooled": name == "docker (pool)"} if name.startswith("docker") else {}
     r = await module.run(command, ws, sandbox_env("/tmp"), Limits(timeout_s=120, memory_mb=1024), out,
                          lambda _: None, **extra)
@@ -56,7 +56,7 @@ def usable(name: str) -> tuple[bool, str]:
     if name == "bare":
         return True, ""
     try:
-        module = importlib.import_module("sandbox." + name.split()[0])
+        module = importlib.import_module("greenloop.sandbox." + name.split()[0])
     except ImportError as exc:
         return False, f"no module ({exc})"
     return module.available()
@@ -106,7 +106,7 @@ def main() -> None:
                 rows.append((name, label, med, p90))
     finally:
         if any(n.startswith("docker") for n in names):
-            from sandbox import docker
+            from greenloop.sandbox import docker
 
             docker.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)

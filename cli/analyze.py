@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from analysis.failure_analysis import analyze_report
-from cli.output import console, fail
-from cli.parse import Format, _existing
-from parsers import RunOutput, parse
-from parsers.errors import GreenloopError
+from greenloop.analysis.failure_analysis import analyze_report
+from greenloop.cli.output import console, fail
+from greenloop.cli.parse import Format, _existing
+from greenloop.domain.errors import GreenloopError
+from greenloop.parsers import RunOutput, parse
 
 
 def analyze_command(

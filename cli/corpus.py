@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from cli.output import console, fail
-from parsers import RunOutput, parse
-from parsers.errors import GreenloopError, UnknownFrameworkError
-from parsers.registry import canonical
+from greenloop.cli.output import console, fail
+from greenloop.domain.errors import GreenloopError, UnknownFrameworkError
+from greenloop.parsers import RunOutput, parse
+from greenloop.parsers.registry import canonical
 
 RESULT_FIELDS = {
     "framework": True, "command": True, "exit_code": True, "totals": True, "build_error": True,

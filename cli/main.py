@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import analyze, corpus, parse, runs, schedule, server, test
+from greenloop.cli import analyze, corpus, parse, runs, schedule, server, test
 
 app = typer.Typer(
     name="greenloop",

@@ -11,8 +11,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-import sandbox
-from parsers.errors import GreenloopError
+from greenloop import sandbox
+from greenloop.domain.errors import GreenloopError
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages

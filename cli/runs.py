@@ -19,19 +19,19 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from cli.output import console, fail, finish
-from parsers.errors import ErrorKind, GreenloopError
-from server import dev
-from server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
-from workflows.models import (
+from greenloop.cli.output import console, fail, finish
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.server import dev
+from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from greenloop.workflows.models import (
     Answer,
     AnswerChoice,
     FixRequest,
+    FixState,
+    FixStatusView,
     LLMSettings,
     RunSummary,
     SandboxSettings,
-    TestState,
-    TestStatusView,
 )
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
@@ -92,14 +92,14 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
             seen[test_id] = state
             if not as_json:
                 console.print(f"  {test_id}: [bold]{state}[/]")
-                if live and state == TestState.ESCALATED.value:
+                if live and state == FixState.ESCALATED.value:
                     console.print(f"    answer with: greenloop answer {run_id} '{test_id}' retry|skip|abort")
 
     result_task = asyncio.ensure_future(handle.result())
     while not result_task.done():
         try:
             now_phase = await handle.query("phase", result_type=str)
-            views = await handle.query("status", result_type=list[TestStatusView])
+            views = await handle.query("status", result_type=list[FixStatusView])
         except RPCError:
             now_phase, views = phase, []
         if not as_json and now_phase != phase:
@@ -107,9 +107,9 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
             phase = now_phase
         for v in views:
             state = v.state.value
-            if v.state not in (TestState.FIXED, TestState.SKIPPED, TestState.ABORTED) and v.workflow_id:
+            if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
                 try:
-                    child = await client.get_workflow_handle(v.workflow_id).query("status", result_type=TestStatusView)
+                    child = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
                     state = child.state.value
                 except RPCError:
                     pass
@@ -180,15 +180,15 @@ def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
 
 async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: str | None,
                namespace: str | None, as_json: bool) -> int:
-    from worker import build_worker
+    from greenloop.worker import build_worker
 
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
         if scripted is not None:
-            from llm.scenario import Scenario
-            from llm.scripted_server import ScriptedLLMServer
+            from greenloop.llm.scenario import Scenario
+            from greenloop.llm.scripted_server import ScriptedLLMServer
 
             server = stack.enter_context(ScriptedLLMServer(Scenario.load(scripted)))
             os.environ["ANTHROPIC_BASE_URL"] = server.base_url
@@ -196,7 +196,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
         if in_process and (wait or scripted is not None):
             await stack.enter_async_context(build_worker(client))
         elif in_process:
-            subprocess.Popen([sys.executable, "-m", "cli.main", "worker"], start_new_session=True,
+            subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=TASK_QUEUE,
                                     static_summary=f"fix failing tests of {request.repo}")
@@ -220,7 +220,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
 # --- steering -------------------------------------------------------------------------
 
 
-async def _views(client: Client, run_id: str) -> tuple[str, list[TestStatusView]]:
+async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]:
     """(phase, per-test views) of a run: live from its workflows while it runs,
     from its summary once it ended (that needs no worker)."""
     handle = client.get_workflow_handle(run_id, result_type=RunSummary)
@@ -237,23 +237,23 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[TestStatusView]
         return f"finished: {summary.state}", summary.tests
     try:
         phase = await handle.query("phase", result_type=str)
-        views = await handle.query("status", result_type=list[TestStatusView])
+        views = await handle.query("status", result_type=list[FixStatusView])
     except RPCError as exc:
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
                              kind=ErrorKind.VALIDATION_ERROR,
                              suggestion="start a worker for it: greenloop worker") from None
     out = []
     for v in views:
-        if v.state not in (TestState.FIXED, TestState.SKIPPED, TestState.ABORTED) and v.workflow_id:
+        if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
             try:
-                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=TestStatusView)
+                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
     return phase, out
 
 
-def resolve_test(views: list[TestStatusView], name: str) -> TestStatusView:
+def resolve_test(views: list[FixStatusView], name: str) -> FixStatusView:
     """A test by its id or a unique prefix of it."""
     exact = [v for v in views if v.test_id == name]
     if exact:

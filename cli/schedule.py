@@ -21,11 +21,11 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from cli.output import console, fail, finish
-from cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
-from parsers.errors import ErrorKind, GreenloopError
-from server.client import TASK_QUEUE
-from workflows.models import LLMSettings
+from greenloop.cli.output import console, fail, finish
+from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.server.client import TASK_QUEUE
+from greenloop.workflows.models import LLMSettings
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from cli.output import console, finish
-from server import dev
-from server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from greenloop.cli.output import console, finish
+from greenloop.server import dev
+from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 
 
 def server_command(
@@ -30,7 +30,7 @@ def worker_command(
     task_queue: Annotated[str, typer.Option(help="Task queue.")] = TASK_QUEUE,
 ) -> None:
     """Run a worker until interrupted (SIGINT/SIGTERM shut it down gracefully)."""
-    from worker import serve
+    from greenloop.worker import serve
 
     async def go() -> int:
         target = address or configured_address() or f"localhost:{dev.DEFAULT_PORT}"

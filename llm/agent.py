@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from llm.client import usage_of
-from llm.tools import EDIT_TOOLS, READ_TOOLS, Overlay
-from workflows.models import LLMSettings, Usage
+from greenloop.domain.llm import LLMSettings, Usage
+from greenloop.llm.client import usage_of
+from greenloop.llm.tools import EDIT_TOOLS, READ_TOOLS, Overlay
 
 
 class AgentOutcome(BaseModel):

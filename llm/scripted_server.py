@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from llm.scenario import Matcher, RequestContext, Response, Scenario
+from greenloop.llm.scenario import Matcher, RequestContext, Response, Scenario
 
 ROLE_HEADER = "x-greenloop-role"
 CONTEXT_HEADER = "x-greenloop-context"

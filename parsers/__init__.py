@@ -6,8 +6,8 @@ none is given and never raises on bad output (problems become warnings).
 
 from __future__ import annotations
 
-from parsers.models import Status, TestReport, TestResult, Totals
-from parsers.run_output import RunOutput
+from greenloop.parsers.models import Status, TestReport, TestResult, Totals
+from greenloop.parsers.run_output import RunOutput
 
 __all__ = ["RunOutput", "Status", "TestReport", "TestResult", "Totals", "parse"]
 
@@ -20,7 +20,7 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     does not crash the caller: the generic parser takes over and a warning
     says why.
     """
-    from parsers import detect, registry
+    from greenloop.parsers import detect, registry
 
     reason = None
     if framework is None:

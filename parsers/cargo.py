@@ -36,11 +36,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from parsers.detect import command_words
-from parsers.junit_xml import JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import ANSI_RE, RunOutput
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.junit_xml import JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import ANSI_RE, RunOutput
 
 FRAMEWORK = "cargo-test"
 COMMAND_RE = [

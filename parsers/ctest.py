@@ -40,12 +40,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from parsers.detect import SEGMENT_SPLIT, command_words
-from parsers.googletest import Console, ConsoleReader, GTestSources, Part
-from parsers.junit_xml import JUnitCase, JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
+from greenloop.parsers.googletest import Console, ConsoleReader, GTestSources, Part
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput, strip_ansi
 
 FRAMEWORK = "ctest"
 _ENV = r"^\s*(?:\w+=\S*\s+)*"

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from parsers import registry
-from parsers.run_output import RunOutput
+from greenloop.parsers import registry
+from greenloop.parsers.run_output import RunOutput
 
 SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 PACKAGE_RUNNER = re.compile(r"^(?:\w+=\S*\s+)*(?:npm|yarn|pnpm)(?:\s+run)?\s+([\w:.-]+)")

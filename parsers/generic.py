@@ -36,12 +36,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from parsers.detect import command_words
-from parsers.junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
-from parsers.tap import TapPoint, TapReader
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "generic"
 # Empty on purpose: the generic parser is never chosen by detection.

@@ -26,10 +26,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from parsers.detect import command_words
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput, strip_ansi
 
 FRAMEWORK = "go"
 COMMAND_RE = [

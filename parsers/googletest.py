@@ -37,11 +37,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from parsers.detect import command_words
-from parsers.junit_xml import JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import MAX_REPORT_BYTES, RunOutput, strip_ansi
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.junit_xml import JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput, strip_ansi
 
 FRAMEWORK = "googletest"
 COMMAND_RE = [
@@ -777,7 +777,7 @@ def _without_gtest_output(run: RunOutput, report: TestReport) -> TestReport:
     build && ./build/x_tests``), the binary did not start or crashed at once,
     or it is not a gtest binary. CMake/compiler errors are read by the ctest
     parser, other test outputs (TAP, JUnit XML) by the generic one."""
-    from parsers import ctest, generic  # lazily: ctest imports this module
+    from greenloop.parsers import ctest, generic  # lazily: ctest imports this module
 
     built = ctest.parse(run)
     if built.build_error:

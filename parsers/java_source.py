@@ -21,9 +21,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from parsers.junit_xml import JUnitCase
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestResult
+from greenloop.parsers.junit_xml import JUnitCase
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestResult
 
 SOURCE_SUFFIXES = (".java", ".kt", ".groovy")
 

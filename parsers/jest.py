@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parsers.js_source import (
+from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     ResultSet,
     SourceTest,
@@ -42,10 +42,10 @@ from parsers.js_source import (
     report_path,
     test_files_for,
 )
-from parsers.junit_xml import JUnitCase, JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport
-from parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport
+from greenloop.parsers.run_output import RunOutput, strip_ansi
 
 FRAMEWORK = "jest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import MAX_REPORT_BYTES, RunOutput
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
 
 TEST_FUNCS = {"it", "test", "xit", "xtest", "fit", "ftest", "specify"}
 DESCRIBE_FUNCS = {"describe", "xdescribe", "fdescribe", "suite", "context"}
@@ -1571,7 +1571,7 @@ def effective_command(command: str, index: SourceIndex) -> str:
     """The command with the package.json script it runs appended (``npm
     test``, ``yarn test:ci``...), so options and variables written in the
     script are seen too."""
-    from parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
+    from greenloop.parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
 
     try:
         pkg = json.loads("\n".join(index.lines("package.json")) or "{}")

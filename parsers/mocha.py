@@ -37,8 +37,8 @@ from pathlib import Path
 
 import yaml
 
-from parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
-from parsers.js_source import (
+from greenloop.parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
+from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     UNDEFINED,
     Tok,
@@ -49,11 +49,11 @@ from parsers.js_source import (
     option_values,
     tokenize,
 )
-from parsers.junit_xml import JUnitReader, line_stream
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
-from parsers.tap import TapReader
+from greenloop.parsers.junit_xml import JUnitReader, line_stream
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"
 

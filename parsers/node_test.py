@@ -30,13 +30,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from parsers.js_source import option_values, plain_words
-from parsers.junit_xml import JUnitCase, JUnitReader, line_stream
-from parsers.locate import SourceIndex
-from parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
-from parsers.tap import TapPoint, TapReader
+from greenloop.parsers.js_source import option_values, plain_words
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
 SEP = " > "

@@ -40,11 +40,11 @@ from pathlib import Path, PurePosixPath
 
 from defusedxml.ElementTree import fromstring as xml_fromstring
 
-from parsers.detect import command_words
-from parsers.junit_xml import JUnitCase, JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import ANSI_RE, RunOutput
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import ANSI_RE, RunOutput
 
 FRAMEWORK = "phpunit"
 COMMAND_RE = [

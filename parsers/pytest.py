@@ -33,12 +33,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from parsers.detect import command_words
-from parsers.junit_xml import JUnitReader
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
-from parsers.unittest import dotted_name
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.junit_xml import JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.unittest import dotted_name
 
 FRAMEWORK = "pytest"
 COMMAND_RE = [

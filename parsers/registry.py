@@ -11,25 +11,25 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from parsers.errors import UnknownFrameworkError
+from greenloop.domain.errors import UnknownFrameworkError
 
 # Order matters only to break ties in detection: more specific first.
 MODULES: dict[str, str] = {
-    "pytest": "parsers.pytest",
-    "unittest": "parsers.unittest",
-    "go": "parsers.go",
-    "jest": "parsers.jest",
-    "vitest": "parsers.vitest",
-    "mocha": "parsers.mocha",
-    "node-test": "parsers.node_test",
-    "cargo-test": "parsers.cargo",
-    "junit-console": "parsers.junit_console",
-    "maven-surefire": "parsers.surefire",
-    "rspec": "parsers.rspec",
-    "phpunit": "parsers.phpunit",
-    "googletest": "parsers.googletest",
-    "ctest": "parsers.ctest",
-    "generic": "parsers.generic",
+    "pytest": "greenloop.parsers.pytest",
+    "unittest": "greenloop.parsers.unittest",
+    "go": "greenloop.parsers.go",
+    "jest": "greenloop.parsers.jest",
+    "vitest": "greenloop.parsers.vitest",
+    "mocha": "greenloop.parsers.mocha",
+    "node-test": "greenloop.parsers.node_test",
+    "cargo-test": "greenloop.parsers.cargo",
+    "junit-console": "greenloop.parsers.junit_console",
+    "maven-surefire": "greenloop.parsers.surefire",
+    "rspec": "greenloop.parsers.rspec",
+    "phpunit": "greenloop.parsers.phpunit",
+    "googletest": "greenloop.parsers.googletest",
+    "ctest": "greenloop.parsers.ctest",
+    "generic": "greenloop.parsers.generic",
 }
 
 ALIASES: dict[str, str] = {

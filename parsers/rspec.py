@@ -38,9 +38,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
 
 FRAMEWORK = "rspec"
 

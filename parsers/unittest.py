@@ -22,10 +22,10 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from parsers.detect import command_words
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestReport, TestResult
-from parsers.run_output import RunOutput
+from greenloop.parsers.detect import command_words
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
 
 FRAMEWORK = "unittest"
 COMMAND_RE = [

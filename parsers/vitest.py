@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parsers.js_source import (
+from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     ResultSet,
     SourceSuite,
@@ -40,10 +40,10 @@ from parsers.js_source import (
     report_path,
     test_files_for,
 )
-from parsers.junit_xml import JUnitReader
-from parsers.models import Status, TestReport
-from parsers.run_output import RunOutput, strip_ansi
-from parsers.tap import TapReader
+from greenloop.parsers.junit_xml import JUnitReader
+from greenloop.parsers.models import Status, TestReport
+from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?vitest(?:\.m?js)?(?=\s|$)")]

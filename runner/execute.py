@@ -15,20 +15,18 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from parsers import RunOutput, parse
-from parsers.errors import ErrorKind, GreenloopError
-from parsers.models import TestReport
-from runner.plan import REPORT_DIR, TestPlan
-from sandbox.models import ExecResult, Limits
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers import RunOutput, parse
+from greenloop.parsers.models import TestReport
+from greenloop.runner.plan import REPORT_DIR, SuitePlan
+from greenloop.sandbox.models import ExecResult, Limits
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
 
 
-class TestRun(BaseModel):
+class CompletedRun(BaseModel):
     """A finished test run: the report and where its artifacts are."""
-
-    __test__ = False
 
     report: TestReport
     build: ExecResult | None = None
@@ -45,7 +43,7 @@ def limits(settings) -> Limits:
 
 async def _exec(command: str, workspace: Path, out_dir: Path, settings,
                 heartbeat: Callable[[str], None]) -> ExecResult:
-    import sandbox  # the sandbox owns isolation and limits
+    from greenloop import sandbox  # the sandbox owns isolation and limits
 
     return await sandbox.run(command, workspace, None, limits(settings), backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat)
@@ -64,8 +62,8 @@ def _not_found(ex: ExecResult) -> bool:
     return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
 
 
-async def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
-              heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> TestRun:
+async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
+              heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> CompletedRun:
     """Build (when the plan has a build step), test, parse; typed errors for
     what no retry can fix (build failure, command not found)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -111,4 +109,4 @@ async def run_tests(plan: TestPlan, workspace: Path, out_dir: Path, settings,
         report.warnings.append(f"the run was killed after its time limit ({test.command})")
     report.warnings.extend(test.warnings)
     (out_dir / "report.json").write_text(report.model_dump_json(indent=1))
-    return TestRun(report=report, build=build, test=test, artifacts=str(out_dir))
+    return CompletedRun(report=report, build=build, test=test, artifacts=str(out_dir))

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from parsers.errors import ErrorKind, GreenloopError
+from greenloop.domain.errors import ErrorKind, GreenloopError
 
 Confidence = Literal["high", "medium"]
 

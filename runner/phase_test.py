@@ -9,11 +9,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.execute import run_tests
-from runner.plan import TestPlan, plan_tests
-from runner.protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
-from workflows.models import SandboxSettings
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.execute import run_tests
+from greenloop.runner.plan import SuitePlan, plan_tests
+from greenloop.runner.protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
+from greenloop.workflows.models import SandboxSettings
 
 TIMEOUT_GROWTH = 1.5
 
@@ -24,7 +24,7 @@ async def execute(inp: PhaseTestInput, sandbox: SandboxSettings, out_dir: Path) 
     root = Path(inp.working_directory)
     elapsed = lambda: int((time.monotonic() - started) * 1000)  # noqa: E731
     try:
-        plan: TestPlan = plan_tests(root, language=inp.language, test_command=inp.test_command,
+        plan: SuitePlan = plan_tests(root, language=inp.language, test_command=inp.test_command,
                                     build_command=inp.build_command, run_build=inp.run_build)
     except GreenloopError as exc:
         return error_output(exc, test_command=inp.test_command, elapsed_ms=elapsed())

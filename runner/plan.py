@@ -15,10 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from parsers import detect as fw_detect
-from parsers.errors import ErrorKind, GreenloopError
-from parsers.registry import canonical
-from runner.language import LanguageDetection, detect_language
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers import detect as fw_detect
+from greenloop.parsers.registry import canonical
+from greenloop.runner.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 
@@ -34,10 +34,8 @@ FRAMEWORK_LANGUAGE = {
 }
 
 
-class TestPlan(BaseModel):
+class SuitePlan(BaseModel):
     """Everything needed to run a project's tests and read the results."""
-
-    __test__ = False
 
     language: str
     framework: str
@@ -137,7 +135,7 @@ def plan_tests(
     test_command: str | None = None,
     build_command: str | None = None,
     run_build: bool | None = None,
-) -> TestPlan:
+) -> SuitePlan:
     """Decide how to test the project at ``root``.
 
     Explicit values win; otherwise the framework comes from the command, then
@@ -191,7 +189,7 @@ def plan_tests(
                 "run_build is true but no build command is known; give build_command",
                 kind=ErrorKind.VALIDATION_ERROR,
             )
-    return TestPlan(
+    return SuitePlan(
         language=language_name, framework=fw, test_command=command, build_command=build,
         fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons),
     )

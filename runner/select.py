@@ -9,9 +9,9 @@ import fnmatch
 import re
 import shlex
 
-from parsers.errors import ErrorKind, GreenloopError
-from parsers.models import TestResult
-from runner.plan import TestPlan, with_reports
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers.models import TestResult
+from greenloop.runner.plan import SuitePlan, with_reports
 
 q = shlex.quote
 UNITTEST_FIXTURE = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")
@@ -63,7 +63,7 @@ def _split_class_method(test_id: str) -> tuple[str, str]:
     return cls, method
 
 
-def single_test_command(plan: TestPlan, test: TestResult) -> str:
+def single_test_command(plan: SuitePlan, test: TestResult) -> str:
     """The command that runs only ``test`` under ``plan``'s framework."""
     fw, tid = plan.framework, test.id
     if fw == "pytest":
@@ -128,5 +128,5 @@ def single_test_command(plan: TestPlan, test: TestResult) -> str:
     )
 
 
-def _rspec_base(plan: TestPlan) -> str:
+def _rspec_base(plan: SuitePlan) -> str:
     return "bundle exec rspec" if plan.test_command.startswith("bundle ") else "rspec"

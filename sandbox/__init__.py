@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from parsers.errors import ErrorKind, GreenloopError
-from sandbox.environment import is_secret, sandbox_env
-from sandbox.models import ExecResult, Limits
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.sandbox.environment import is_secret, sandbox_env
+from greenloop.sandbox.models import ExecResult, Limits
 
 BACKENDS = ("docker", "bwrap", "local")
 
@@ -39,7 +39,7 @@ def backend_module(name: str) -> tuple[ModuleType | None, str]:
         raise GreenloopError(f"unknown sandbox backend {name!r} (choose from auto, {', '.join(BACKENDS)})",
                              kind=ErrorKind.VALIDATION_ERROR)
     try:
-        return importlib.import_module(f"sandbox.{name}"), ""
+        return importlib.import_module(f"greenloop.sandbox.{name}"), ""
     except ImportError as exc:
         return None, f"{name} backend not installed ({exc})"
 
@@ -98,5 +98,5 @@ async def run(command: str, workdir: Path, env: dict[str, str] | None = None, li
 def shutdown() -> None:
     """Release what backends keep between runs (docker's warm containers).
     Processes that leave through ``os._exit`` skip atexit, so they call this."""
-    if "sandbox.docker" in sys.modules:  # never import the docker SDK just to find nothing to release
-        sys.modules["sandbox.docker"].shutdown()
+    if "greenloop.sandbox.docker" in sys.modules:  # never import the docker SDK just to find nothing to release
+        sys.modules["greenloop.sandbox.docker"].shutdown()

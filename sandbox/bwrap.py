@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
-from sandbox.models import ExecResult, Limits
-from sandbox.process import result, run_process
+from greenloop.sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
+from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.process import result, run_process
 
 PROBE = ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
          "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"]

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox.models import Limits
+from greenloop.sandbox.models import Limits
 
 CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000

@@ -32,12 +32,12 @@ import docker
 import docker.errors
 from pydantic import BaseModel
 
-from parsers.errors import ErrorKind, GreenloopError
-from sandbox import images, pool
-from sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
-from sandbox.environment import is_secret
-from sandbox.models import TRUNCATION_MARKER, ExecResult, Limits
-from sandbox.process import Finished, free_bytes, result, strike
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.sandbox import images, pool
+from greenloop.sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
+from greenloop.sandbox.environment import is_secret
+from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits
+from greenloop.sandbox.process import Finished, free_bytes, result, strike
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked

@@ -31,9 +31,9 @@ import docker
 import docker.errors
 from pydantic import BaseModel
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.language import detect_language
-from sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.language import detect_language
+from greenloop.sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
 
 LABEL = "greenloop.sandbox.image"
 REPOSITORY = "greenloop-sandbox"

@@ -12,7 +12,7 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 
-from parsers.errors import ErrorKind, GreenloopError
+from greenloop.domain.errors import ErrorKind, GreenloopError
 
 TASK_QUEUE = os.environ.get("GREENLOOP_TASK_QUEUE", "greenloop")
 
@@ -50,7 +50,7 @@ async def ensure_search_attributes(client: Client) -> None:
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
-    from server.dev import SEARCH_ATTRIBUTES
+    from greenloop.server.dev import SEARCH_ATTRIBUTES
 
     kinds = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}
     existing = await client.operator_service.list_search_attributes(

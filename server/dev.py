@@ -14,7 +14,7 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-from parsers.errors import ErrorKind, GreenloopError
+from greenloop.domain.errors import ErrorKind, GreenloopError
 
 DEFAULT_PORT = 7233
 DEFAULT_UI_PORT = 8233

@@ -33,8 +33,8 @@ async def temporal_env():
     from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
 
-    from server.dev import temporal_binary
-    from workflows.search import ALL
+    from greenloop.server.dev import temporal_binary
+    from greenloop.workflows.search import ALL
 
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
@@ -56,7 +56,7 @@ def pytest_unconfigure(config):
     # The Temporal SDK's native threads can abort the interpreter at exit
     # (sdk-python issue 300); leave with pytest's own status instead.
     if "temporalio" in sys.modules and _exit_status:
-        import sandbox
+        from greenloop import sandbox
 
         sandbox.shutdown()  # os._exit skips atexit
         sys.stdout.flush()

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from cli.corpus import RESULT_FIELDS, case_run
-from parsers import parse
-from parsers.registry import canonical
+from greenloop.cli.corpus import RESULT_FIELDS, case_run
+from greenloop.parsers import parse
+from greenloop.parsers.registry import canonical
 from tests.conftest import shared_dir
 
 CORPUS = shared_dir() / "corpus"

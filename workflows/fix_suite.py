@@ -5,7 +5,7 @@ a report and a branch/patch.
 2. run the suite; re-run it once when something fails, to tell flaky tests
    (reported, never "fixed") from real failures;
 3. order the real failures root-cause groups first, and drive each through
-   a ``TestFixWorkflow`` child, checking the run's time and cost budgets
+   a ``FixOneTestWorkflow`` child, checking the run's time and cost budgets
    before each test (seed 003); a fix that also fixes others spares them;
 4. run the whole suite at the end and write the report, the patch and the
    branch.
@@ -33,13 +33,18 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import analysis as analysis_acts
-    from activities import edits as edit_acts
-    from activities import testing as testing_acts
-    from activities import workspace as workspace_acts
-    from workflows.models import (
+    from greenloop.activities import analysis as analysis_acts
+    from greenloop.activities import edits as edit_acts
+    from greenloop.activities import testing as testing_acts
+    from greenloop.activities import workspace as workspace_acts
+    from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+    from greenloop.workflows.models import (
         FinalizeInput,
+        FixOneTestInput,
+        FixOneTestResult,
         FixRequest,
+        FixState,
+        FixStatusView,
         MergeInput,
         PlanInput,
         PrepareInput,
@@ -51,18 +56,13 @@ with workflow.unsafe.imports_passed_through():
         SuiteInput,
         SuiteProgress,
         SuiteRun,
-        TestFixInput,
-        TestFixResult,
-        TestState,
-        TestStatusView,
         Usage,
         Workspace,
         Worktree,
         WorktreeInput,
     )
-    from workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
-    from workflows.search import upsert_run
-    from workflows.test_fix import TestFixWorkflow
+    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
+    from greenloop.workflows.search import upsert_run
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).
@@ -87,7 +87,7 @@ def sequential_note(request: FixRequest, ws: Workspace) -> str | None:
 class FixSuiteWorkflow:
     def __init__(self) -> None:
         self._progress: SuiteProgress | None = None
-        self._views: dict[str, TestStatusView] = {}
+        self._views: dict[str, FixStatusView] = {}
         self._abort_requested = False
         self._abort_reason = ""
         self._children: dict[str, asyncio.Future] = {}  # test -> its child workflow, while in flight
@@ -100,7 +100,7 @@ class FixSuiteWorkflow:
     # --- what people see ---------------------------------------------------------
 
     @workflow.query
-    def status(self) -> list[TestStatusView]:
+    def status(self) -> list[FixStatusView]:
         """Every failing test's last known state (a running test: query its child)."""
         return list(self._views.values())
 
@@ -215,7 +215,7 @@ class FixSuiteWorkflow:
         failing, summary.flaky = analysis.order, analysis.flaky
         if failing:
             summary.notes.append(f"root cause: {analysis.root_cause}")
-        views = [TestStatusView(test_id=t, state=TestState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
+        views = [FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
         return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(), remaining=failing,
                              views=views, summary=summary,
                              deadline_unix=workflow.now().timestamp() + request.run_budget_s)
@@ -234,22 +234,22 @@ class FixSuiteWorkflow:
         already, budgets used up); whether it was settled."""
         summary, view = progress.summary, self._views[test_id]
         if self._abort_requested:
-            view.state = TestState.ABORTED
+            view.state = FixState.ABORTED
             summary.aborted.append(test_id)
             return True
         if test_id in progress.fixed_along:
             progress.fixed_along.remove(test_id)
-            view.state = TestState.FIXED
+            view.state = FixState.FIXED
             view.history.append("fixed along with an earlier test")
             summary.fixed.append(test_id)
             return True
         if workflow.now().timestamp() >= progress.deadline_unix:
-            view.state = TestState.SKIPPED
+            view.state = FixState.SKIPPED
             view.history.append("the run's time budget was used up before this test")
             summary.skipped.append(test_id)
             return True
         if self._out_of_money(request, progress):
-            view.state = TestState.ESCALATED
+            view.state = FixState.ESCALATED
             view.history.append(f"the LLM budget of ${request.llm.budget_usd:.2f} was used up: left for a person")
             summary.escalated.append(test_id)
             return True
@@ -265,7 +265,7 @@ class FixSuiteWorkflow:
         left = self._money_left(request, progress)
         return left is not None and left < MIN_SHARE_USD
 
-    async def _record(self, progress: SuiteProgress, result: TestFixResult, not_merged: str | None = None) -> None:
+    async def _record(self, progress: SuiteProgress, result: FixOneTestResult, not_merged: str | None = None) -> None:
         """Keep a child's result: the run directory, the test's view, the summary.
         ``not_merged``: its fix was not merged (why); the test goes back to the queue."""
         summary, test_id = progress.summary, result.test_id
@@ -282,20 +282,20 @@ class FixSuiteWorkflow:
         summary.attempts += len(result.attempts)
         summary.regressions_prevented += result.regressions_prevented
         if not_merged is not None:
-            view.state = TestState.PENDING
+            view.state = FixState.PENDING
             view.history.append(not_merged)
             progress.retrying.append(test_id)
             progress.remaining.append(test_id)
             return
-        {TestState.FIXED: summary.fixed, TestState.SKIPPED: summary.skipped,
-         TestState.ABORTED: summary.aborted}.get(result.state, summary.escalated).append(test_id)
-        if result.state == TestState.FIXED and result.applied_attempt is not None:
+        {FixState.FIXED: summary.fixed, FixState.SKIPPED: summary.skipped,
+         FixState.ABORTED: summary.aborted}.get(result.state, summary.escalated).append(test_id)
+        if result.state == FixState.FIXED and result.applied_attempt is not None:
             progress.applied[test_id] = result.applied_attempt
             if result.suite_after is not None:
                 progress.baseline = result.suite_after.as_baseline()
                 queued, known = set(progress.remaining) - {test_id}, set(progress.fixed_along)
                 progress.fixed_along += [t for t in result.suite_after.newly_passing if t in queued and t not in known]
-        if result.state == TestState.ABORTED and not self._abort_requested:
+        if result.state == FixState.ABORTED and not self._abort_requested:
             self._abort_requested, self._abort_reason = True, f"aborted by a person at {test_id}"
             self._cancel_children()
 
@@ -311,19 +311,19 @@ class FixSuiteWorkflow:
         return request.model_copy(update={"llm": request.llm.model_copy(update={"budget_usd": self._shares[test_id]})})
 
     async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str,
-                   workspace: Workspace) -> TestFixResult:
+                   workspace: Workspace) -> FixOneTestResult:
         """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree);
         ``request`` as ``_set_aside`` made it for the test."""
         per_test_deadline = min(progress.deadline_unix, workflow.now().timestamp() + request.per_test_budget_s)
         run_id = workflow.info().workflow_id
-        inp = TestFixInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
+        inp = FixOneTestInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
                            failure_run=progress.initial, baseline=progress.baseline, request=request,
                            deadline_unix=per_test_deadline)
         # A fix that did not merge is fixed again by a second child, in the run workspace.
         workflow_id = child_id(run_id, test_id) + ("/retry" if test_id in progress.retrying else "")
         self._views[test_id].workflow_id = workflow_id
         child = asyncio.ensure_future(workflow.execute_child_workflow(
-            TestFixWorkflow.run, inp, id=workflow_id,
+            FixOneTestWorkflow.run, inp, id=workflow_id,
             static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}"))
         self._children[test_id] = child
         try:
@@ -331,7 +331,7 @@ class FixSuiteWorkflow:
         except (asyncio.CancelledError, ChildWorkflowError) as exc:
             if not self._abort_requested:
                 raise ApplicationError(f"fixing {test_id} failed: {exc}") from exc
-            return TestFixResult(test_id=test_id, state=TestState.ABORTED, attempts=[], usage=Usage())
+            return FixOneTestResult(test_id=test_id, state=FixState.ABORTED, attempts=[], usage=Usage())
         finally:
             self._children.pop(test_id, None)
 
@@ -381,17 +381,17 @@ class FixSuiteWorkflow:
                 await self._land(request, progress, task.result(), running.pop(task))
             await self._process_rollbacks()
 
-    async def _land(self, request: FixRequest, progress: SuiteProgress, result: TestFixResult,
+    async def _land(self, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult,
                     tree: Worktree) -> None:
         """A child in a worktree ended: merge its fix (if it has one, and the run
         goes on), keep its result, remove its worktree."""
         test_id = result.test_id
-        if result.state == TestState.FIXED and result.applied_attempt is not None and self._abort_requested:
+        if result.state == FixState.FIXED and result.applied_attempt is not None and self._abort_requested:
             # Fixed in its worktree as the run was aborted: nothing more goes into the workspace.
             await self._record(progress, result.model_copy(
-                update={"state": TestState.ABORTED, "applied_attempt": None, "suite_after": None}))
+                update={"state": FixState.ABORTED, "applied_attempt": None, "suite_after": None}))
             self._views[test_id].history.append("fixed in its worktree, but not merged: the run was aborted")
-        elif result.state == TestState.FIXED and result.applied_attempt is not None:
+        elif result.state == FixState.FIXED and result.applied_attempt is not None:
             applied = next(a for a in result.attempts if a.number == result.applied_attempt)
             merge = await workflow.execute_activity(
                 workspace_acts.merge_worktree,
@@ -438,7 +438,7 @@ class FixSuiteWorkflow:
                 self._rollback_refused[test_id] = reason
                 self._rolled_back.add(test_id)
                 continue
-            self._views[test_id].state = TestState.SKIPPED
+            self._views[test_id].state = FixState.SKIPPED
             self._views[test_id].history.append("fix rolled back by hand")
             if test_id in progress.summary.fixed:
                 progress.summary.fixed.remove(test_id)

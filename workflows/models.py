@@ -12,13 +12,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from parsers.models import Status, Totals
+from greenloop.domain.edits import Edit, EditSet
+from greenloop.domain.llm import LLMSettings, Usage
+from greenloop.parsers.models import Status, Totals
+from greenloop.runner.plan import SuitePlan
 
 
-class TestState(StrEnum):
+class FixState(StrEnum):
     """The per-test state machine (seed 003), plus a person's last word."""
-
-    __test__ = False
 
     PENDING = "PENDING"
     ANALYZING = "ANALYZING"
@@ -30,7 +31,7 @@ class TestState(StrEnum):
     ABORTED = "ABORTED"
 
 
-TERMINAL_STATES = {TestState.FIXED, TestState.SKIPPED, TestState.ABORTED}
+TERMINAL_STATES = {FixState.FIXED, FixState.SKIPPED, FixState.ABORTED}
 
 
 class Verdict(StrEnum):
@@ -65,18 +66,6 @@ class SandboxSettings(BaseModel):
     disk_mb: int = Field(default=10_240, ge=1)  # how far a run may fill the workspace's filesystem
 
 
-class LLMSettings(BaseModel):
-    model: str = "claude-sonnet-4-6"
-    max_tokens: int = 8_192
-    max_tool_turns: int = 24
-    # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
-    base_url: str | None = None
-    # Cost ceiling for the whole run in US dollars; None means unlimited.
-    budget_usd: float | None = None
-    allow_production_edits: bool = True
-    # What to do with an edit set that deletes, skips or weakens tests.
-    fake_fix_policy: Literal["reject", "escalate"] = "reject"
-    analysis_only: bool = False
 
 
 class FixRequest(BaseModel):
@@ -122,16 +111,6 @@ class Workspace(BaseModel):
     is_git: bool = False
 
 
-class TestPlanRef(BaseModel):
-    """The runner's plan, as it travels through the workflow."""
-
-    language: str
-    framework: str
-    test_command: str
-    build_command: str | None = None
-    fallback_commands: list[str] = Field(default_factory=list)
-    default_command: bool = True
-    reason: str = ""
 
 
 class SuiteRun(BaseModel):
@@ -181,29 +160,10 @@ class SingleRun(BaseModel):
     duration_s: float = 0.0
 
 
-class Edit(BaseModel):
-    """One file change of an edit set; ``content`` None deletes the file."""
-
-    path: str
-    content: str | None
 
 
-class EditSet(BaseModel):
-    edits: list[Edit]
-    rationale: str = ""
-    diff: str = ""
 
 
-class Usage(BaseModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
 class FixProposal(BaseModel):
@@ -237,10 +197,10 @@ class AttemptRecord(BaseModel):
     files: list[str] = Field(default_factory=list)
 
 
-class TestFixInput(BaseModel):
+class FixOneTestInput(BaseModel):
     run_id: str
     workspace: Workspace
-    plan: TestPlanRef
+    plan: SuitePlan
     test_id: str
     # The suite run the failure comes from (details are read from its report)
     # and the statuses every validation is compared with.
@@ -250,9 +210,9 @@ class TestFixInput(BaseModel):
     deadline_unix: float | None = None
 
 
-class TestFixResult(BaseModel):
+class FixOneTestResult(BaseModel):
     test_id: str
-    state: TestState
+    state: FixState
     attempts: list[AttemptRecord]
     usage: Usage = Field(default_factory=Usage)
     regressions_prevented: int = 0
@@ -261,11 +221,11 @@ class TestFixResult(BaseModel):
     suite_after: SuiteRun | None = None  # the full suite after the accepted fix
 
 
-class TestStatusView(BaseModel):
+class FixStatusView(BaseModel):
     """What the ``status`` query shows for one test."""
 
     test_id: str
-    state: TestState
+    state: FixState
     attempt: int = 0
     last_verdict: Verdict | None = None
     history: list[str] = Field(default_factory=list)
@@ -293,7 +253,7 @@ class RunSummary(BaseModel):
     patch: str | None = None
     branch: str | None = None
     notes: list[str] = Field(default_factory=list)
-    tests: list[TestStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
+    tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
 
 def seconds(s: float) -> timedelta:
@@ -315,7 +275,7 @@ class PlanInput(BaseModel):
 
 class SuiteInput(BaseModel):
     workspace: Workspace
-    plan: TestPlanRef
+    plan: SuitePlan
     label: str  # names the artifacts: "initial", "flaky-check", "validate-<test>-<n>", "final"
     sandbox: SandboxSettings
     compare_to: SuiteRun | None = None
@@ -324,7 +284,7 @@ class SuiteInput(BaseModel):
 
 class SingleInput(BaseModel):
     workspace: Workspace
-    plan: TestPlanRef
+    plan: SuitePlan
     test_id: str
     failure_run: SuiteRun
     sandbox: SandboxSettings
@@ -366,7 +326,7 @@ class AnalyzeInput(BaseModel):
 class FixInput(BaseModel):
     run_id: str
     workspace: Workspace
-    plan: TestPlanRef
+    plan: SuitePlan
     test_id: str
     attempt: int
     failure_run: SuiteRun
@@ -404,7 +364,7 @@ class FinalizeInput(BaseModel):
 
 class RecordInput(BaseModel):
     workspace: Workspace
-    result: TestFixResult
+    result: FixOneTestResult
 
 
 class WorktreeInput(BaseModel):
@@ -448,11 +408,11 @@ class SuiteProgress(BaseModel):
     (per-test results are recorded in the run directory as they finish)."""
 
     workspace: Workspace
-    plan: TestPlanRef
+    plan: SuitePlan
     initial: SuiteRun
     baseline: SuiteRun
     remaining: list[str]
-    views: list[TestStatusView]
+    views: list[FixStatusView]
     summary: RunSummary
     deadline_unix: float
     applied: dict[str, int] = Field(default_factory=dict)  # fixed test -> its applied attempt

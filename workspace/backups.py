@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from workflows.models import Edit
-from workspace.policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
+from greenloop.domain.edits import Edit
+from greenloop.workspace.policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
 
 
 def crash_point(name: str) -> None:

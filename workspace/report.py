@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workflows.models import RunSummary, TestFixResult
+from greenloop.workflows.models import FixOneTestResult, RunSummary
 
 
 def _totals_line(t) -> str:
@@ -13,7 +13,7 @@ def _totals_line(t) -> str:
     return ", ".join(parts) or "no tests"
 
 
-def render_markdown(summary: RunSummary, results: list[TestFixResult]) -> str:
+def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str:
     """A Markdown report a team can read and share."""
     u = summary.usage
     lines = [

@@ -7,10 +7,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from analysis.context import MAX_CONTEXT_CHARS, build_context
-from analysis.patterns import classify
-from parsers.locate import SourceIndex
-from parsers.models import Status, TestResult
+from greenloop.analysis.context import MAX_CONTEXT_CHARS, build_context
+from greenloop.analysis.patterns import classify
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestResult
 
 CART = '''"""Cart totals."""
 from shop.util import money

@@ -4,10 +4,10 @@ an error site, a frame in the project's own code, or a message are one group
 
 from __future__ import annotations
 
-from analysis.failure_analysis import FailureAnalysis, analyze_report
-from analysis.grouping import group_failures
-from analysis.patterns import SUGGESTIONS, FailureKind, classify
-from parsers.models import Status, TestReport, TestResult
+from greenloop.analysis.failure_analysis import FailureAnalysis, analyze_report
+from greenloop.analysis.grouping import group_failures
+from greenloop.analysis.patterns import SUGGESTIONS, FailureKind, classify
+from greenloop.parsers.models import Status, TestReport, TestResult
 
 PY_FILES = {"shop/__init__.py", "shop/cart.py", "shop/tax.py", "tests/test_cart.py", "tests/test_tax.py"}
 JS_FILES = {"src/cart.js", "src/price.js", "src/tax.js", "test/cart.test.js", "test/tax.test.js"}

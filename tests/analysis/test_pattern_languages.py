@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from analysis.patterns import SUGGESTIONS, FailureKind, classify
-from parsers.models import Status, TestResult
+from greenloop.analysis.patterns import SUGGESTIONS, FailureKind, classify
+from greenloop.parsers.models import Status, TestResult
 
 
 def failing(message: str, details: str = "", **kw) -> TestResult:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.grouping import group_failures, message_signature
-from analysis.patterns import FailureKind, classify
-from parsers.models import Status, TestResult
+from greenloop.analysis.grouping import group_failures, message_signature
+from greenloop.analysis.patterns import FailureKind, classify
+from greenloop.parsers.models import Status, TestResult
 
 
 def failing(message: str, details: str = "", **kw) -> TestResult:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.failure_analysis import FailureAnalysis
-from analysis.patterns import SUGGESTIONS, FailureKind
+from greenloop.analysis.failure_analysis import FailureAnalysis
+from greenloop.analysis.patterns import SUGGESTIONS, FailureKind
 
 MAIN = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def saved_run(tmp_path_factory) -> tuple[Path, Path]:
 
 def analyze(proj: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", "analyze", "--command", "python -m pytest -q", "--exit-code", "1",
+        [sys.executable, "-m", "greenloop.cli.main", "analyze", "--command", "python -m pytest -q", "--exit-code", "1",
          "--stdout", str(out), "--cwd", str(proj), *extra],
         cwd=MAIN, capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"},
     )

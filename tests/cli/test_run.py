@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from cli.runs import run_link
+from greenloop.cli.runs import run_link
 from tests.conftest import REPO
 
 DEMO = REPO / "samples" / "demo-python"
@@ -22,7 +22,7 @@ def greenloop(*args: str, data_home, key: str | None = None, ui: str | None = No
     env["XDG_DATA_HOME"] = str(data_home)  # the run directory lands in the test's tmp dir
     if key:
         env["ANTHROPIC_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "greenloop.cli.main", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=280, env=env)
 
 

@@ -12,7 +12,7 @@ from tests.conftest import REPO
 
 
 def greenloop(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "greenloop.cli.main", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 
 

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.execute import run_tests
-from runner.plan import plan_tests
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.execute import run_tests
+from greenloop.runner.plan import plan_tests
+from greenloop.workflows.models import SandboxSettings
 from tests.conftest import REPO
 from tests.live.conftest import Case, require, sandbox_backend, tool_for
-from workflows.models import SandboxSettings
 
 # (case, project files to drop, exit status of what remains): the mocha
 # sample's module under test (lib/auth.js) is missing from the corpus (its

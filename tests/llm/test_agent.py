@@ -14,17 +14,17 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.fixing import propose_fix
-from activities.llm_errors import provider_errors
-from llm.agent import run_agent
-from llm.client import make_client, price_for, usage_of
-from llm.scenario import Scenario
-from llm.scripted_server import ScriptedLLMServer
-from llm.tools import Overlay
-from parsers.errors import ErrorKind, GreenloopError
-from parsers.models import Status, TestReport, TestResult, Totals
-from workflows.models import AnalysisNote, FixInput, LLMSettings, SuiteRun, Workspace
-from workflows.models import TestPlanRef as PlanRef  # (not a test class)
+from greenloop.activities.fixing import propose_fix
+from greenloop.activities.llm_errors import provider_errors
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.llm.agent import run_agent
+from greenloop.llm.client import make_client, price_for, usage_of
+from greenloop.llm.scenario import Scenario
+from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.llm.tools import Overlay
+from greenloop.parsers.models import Status, TestReport, TestResult, Totals
+from greenloop.runner.plan import SuitePlan as PlanRef
+from greenloop.workflows.models import AnalysisNote, FixInput, LLMSettings, SuiteRun, Workspace
 
 MODEL = "claude-sonnet-4-6"  # $3 / $15 per million tokens
 CART = "def total(items):\n    return sum(items) - 1\n"
@@ -299,8 +299,8 @@ async def test_a_good_answer_passes_through_the_error_mapping():
 
 
 async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, api_key, tmp_path_factory):
-    from activities.analysis import analyze_failure
-    from workflows.models import AnalyzeInput, AttemptRecord
+    from greenloop.activities.analysis import analyze_failure
+    from greenloop.workflows.models import AnalyzeInput, AttemptRecord
 
     sc = scenario({"trigger": {"role": "analyzer", "turn": 1}, "response": {
         "text": "## Root Cause\ntotal() subtracts 1.", "input_tokens": 900, "output_tokens": 30}})
@@ -325,7 +325,7 @@ async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, a
 
 
 def test_the_fixer_prompt_says_whether_production_code_may_change():
-    from llm import prompts
+    from greenloop.llm import prompts
 
     assert "You may change production code as well as tests" in prompts.fixer_system(True)
     assert "NOT in this run: edit test code only" in prompts.fixer_system(False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from llm.scenario import Scenario
-from llm.scripted_server import ScriptedLLMServer
+from greenloop.llm.scenario import Scenario
+from greenloop.llm.scripted_server import ScriptedLLMServer
 
 TOOLS = [{"name": "read_file", "description": "Read a file",
           "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm.tools import Overlay
+from greenloop.llm.tools import Overlay
 
 
 @pytest.fixture

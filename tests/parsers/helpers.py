@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.models import Status, TestReport, TestResult
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

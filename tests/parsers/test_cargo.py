@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import cargo
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import cargo
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id
 
 LIB_RS = """\

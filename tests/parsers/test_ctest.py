@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import ctest
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import ctest
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id
 
 SHAPES_TEST = """#include <gtest/gtest.h>

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import detect, generic
-from parsers import parse as parse_any
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import detect, generic
+from greenloop.parsers import parse as parse_any
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="5">

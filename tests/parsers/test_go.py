@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import go
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import go
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id, write_files
 
 GO_MOD = "module example.org/inventory\n\ngo 1.21\n"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import googletest as gt
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import googletest as gt
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 SHAPES_TEST = """#include <gtest/gtest.h>
 #include "geo.h"
@@ -382,7 +382,7 @@ REGISTER_TYPED_TEST_SUITE_P(Stack, Pushes);
 INSTANTIATE_TYPED_TEST_SUITE_P(My, Stack, ::testing::Types<std::pair<int, int>, char>);
 // TEST(Commented, Out) {}
 """)
-    from parsers.locate import SourceIndex
+    from greenloop.parsers.locate import SourceIndex
     ids = [tid for tid, _ in gt.GTestSources(SourceIndex(tmp_path)).enumerate(None)]
     assert ids == [*(f"A/Combo.Works/{i}" for i in range(6)), *(f"Combo.Works/{i}" for i in range(4)),
                    "My/Stack/0.Pushes", "My/Stack/1.Pushes"]
@@ -392,7 +392,7 @@ def test_enumerate_gives_up_on_custom_parameter_names(tmp_path: Path) -> None:
     (tmp_path / "n_test.cc").write_text("""TEST_P(Named, Case) {}
 INSTANTIATE_TEST_SUITE_P(X, Named, testing::Values(1, 2), [](const auto& i) { return "v" + std::to_string(i.param); });
 """)
-    from parsers.locate import SourceIndex
+    from greenloop.parsers.locate import SourceIndex
     assert gt.GTestSources(SourceIndex(tmp_path)).enumerate(None) is None
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from parsers import jest
-from parsers.detect import from_command, from_output
-from parsers.js_source import collect_tests, format_title, tokenize
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import jest
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.js_source import collect_tests, format_title, tokenize
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id, write_files
 
 LEDGER_TEST = """const { Ledger } = require('../src/ledger');

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from parsers import junit_console
-from parsers.detect import from_command, from_output
-from parsers.java_source import CompileErrors, JavaSources, exception_head, is_timeout, simple_type
-from parsers.locate import SourceIndex
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import junit_console
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.java_source import CompileErrors, JavaSources, exception_head, is_timeout, simple_type
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 LAUNCH = "java -jar lib/junit-platform-console-standalone.jar --class-path out --scan-class-path"
 

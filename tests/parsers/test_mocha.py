@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from parsers import mocha
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import mocha
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import statuses
 
 SPEC = """\

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from parsers import node_test
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import node_test
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import statuses
 
 CART = """\

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from parsers import phpunit
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import phpunit
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id
 
 BANNER = "PHPUnit 9.6.7 by Sebastian Bergmann and contributors.\n\n"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import pytest as pt
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import pytest as pt
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 ACCOUNTS = '''import pytest
 

@@ -9,13 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from parsers import parse as parse_any
-from parsers.locate import SourceIndex
-from parsers.models import Status
-from parsers.rspec import (
-    COMMAND_RE, OUTPUT_RE, SpecIndex, generated_description, parse, parse_options, ruby_float,
+from greenloop.parsers import parse as parse_any
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status
+from greenloop.parsers.rspec import (
+    COMMAND_RE,
+    OUTPUT_RE,
+    SpecIndex,
+    generated_description,
+    parse,
+    parse_options,
+    ruby_float,
 )
-from parsers.run_output import RunOutput
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id
 
 ESC = "\x1b"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import surefire
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import surefire
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 INVOICE = """package org.billing;
 

@@ -3,7 +3,7 @@ from the TAP 12/13/14 rules and node:test's TAP reporter."""
 
 from __future__ import annotations
 
-from parsers.tap import TapReader, parse_description, parse_yaml, unescape
+from greenloop.parsers.tap import TapReader, parse_description, parse_yaml, unescape
 
 
 def read(text: str) -> tuple[TapReader, list]:

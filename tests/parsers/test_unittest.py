@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers import unittest as ut
-from parsers.detect import from_command, from_output
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import unittest as ut
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 
 CART_TESTS = '''import unittest
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from parsers import vitest
-from parsers.detect import from_command, from_output
-from parsers.js_source import format_title
-from parsers.models import Status
-from parsers.run_output import RunOutput
+from greenloop.parsers import vitest
+from greenloop.parsers.detect import from_command, from_output
+from greenloop.parsers.js_source import format_title
+from greenloop.parsers.models import Status
+from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import by_id, write_files
 
 CART_TEST = """import { describe, it, expect, beforeAll } from 'vitest'

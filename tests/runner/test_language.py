@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.language import detect_language
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.language import detect_language
 
 
 def make(tmp_path, files: dict[str, str]):

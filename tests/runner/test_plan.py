@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.plan import REPORT_DIR, plan_tests
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.plan import REPORT_DIR, plan_tests
 
 
 def make(tmp_path, files: dict[str, str]):

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from parsers.errors import ErrorKind, GreenloopError
-from runner.protocol import PhaseTestInput, error_output, parse_input
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner.protocol import PhaseTestInput, error_output, parse_input
 
 
 def test_minimal_input_gets_the_documented_defaults():

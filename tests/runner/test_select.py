@@ -7,13 +7,13 @@ import shlex
 
 import pytest
 
-from parsers.models import Status, TestResult
-from runner.plan import TestPlan
-from runner.select import single_test_command
+from greenloop.parsers.models import Status, TestResult
+from greenloop.runner.plan import SuitePlan
+from greenloop.runner.select import single_test_command
 
 
-def plan(framework: str, command: str = "x") -> TestPlan:
-    return TestPlan(language="x", framework=framework, test_command=command)
+def plan(framework: str, command: str = "x") -> SuitePlan:
+    return SuitePlan(language="x", framework=framework, test_command=command)
 
 
 def t(test_id: str, **kw) -> TestResult:

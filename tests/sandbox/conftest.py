@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import sandbox
-from sandbox.cgroup import RunCgroup
-from sandbox.models import ExecResult, Limits
+from greenloop import sandbox
+from greenloop.sandbox.cgroup import RunCgroup
+from greenloop.sandbox.models import ExecResult, Limits
 
 IN_CI = os.environ.get("CI") == "true"
 

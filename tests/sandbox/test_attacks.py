@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import local
-from sandbox.process import GRACE_S
+from greenloop.sandbox import local
+from greenloop.sandbox.process import GRACE_S
 
 from .conftest import BACKENDS, assert_nothing_left, cgroups_delegable, processes_with, run_in
 

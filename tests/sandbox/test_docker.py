@@ -20,10 +20,10 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from sandbox import images, pool
-from sandbox import docker as backend
-from sandbox.environment import sandbox_env
-from sandbox.models import TRUNCATION_MARKER, Limits
+from greenloop.sandbox import docker as backend
+from greenloop.sandbox import images, pool
+from greenloop.sandbox.environment import sandbox_env
+from greenloop.sandbox.models import TRUNCATION_MARKER, Limits
 
 from .conftest import IN_CI, assert_nothing_left
 

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import sandbox
-from parsers.errors import ErrorKind, GreenloopError
-from sandbox import process
-from sandbox import local
-from sandbox.local import UNCONTAINED
-from sandbox.models import EXCERPT_BYTES, TRUNCATION_MARKER, Limits
+from greenloop import sandbox
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.sandbox import local, process
+from greenloop.sandbox.local import UNCONTAINED
+from greenloop.sandbox.models import EXCERPT_BYTES, TRUNCATION_MARKER, Limits
 
 from .conftest import BACKENDS, IN_CI, assert_nothing_left, cgroups_delegable, processes_with, run_in
 
@@ -160,7 +159,7 @@ async def test_auto_fails_closed_when_nothing_isolates(ws, tmp_path, monkeypatch
     monkeypatch.setenv("PATH", str(bare))
     # Docker "not installed": the module cannot be imported (the dispatcher's real ImportError path;
     # an engine that stops answering cannot be staged here, a running one answers for the whole session).
-    monkeypatch.setitem(sys.modules, "sandbox.docker", None)
+    monkeypatch.setitem(sys.modules, "greenloop.sandbox.docker", None)
     with pytest.raises(GreenloopError) as err:
         await sandbox.run("true", ws, {}, Limits(timeout_s=5), out_dir=tmp_path / "out")
     assert err.value.kind == ErrorKind.PERMISSION_ERROR

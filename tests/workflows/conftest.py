@@ -15,12 +15,12 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from llm.scenario import Scenario
-from llm.scripted_server import ScriptedLLMServer
-from server.history import run_chain
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow
-from workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, TestStatusView
+from greenloop.llm.scenario import Scenario
+from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.server.history import run_chain
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from greenloop.workflows.models import FixRequest, FixStatusView, LLMSettings, RunSummary, SandboxSettings
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"
@@ -80,13 +80,13 @@ async def replays(client: Client, handle: WorkflowHandle) -> int:
     return len(histories)
 
 
-async def wait_for_view(client: Client, workflow_id: str, reached: Callable[[TestStatusView], bool], what: str,
-                        timeout_s: float = 120) -> TestStatusView:
-    """Poll a ``TestFixWorkflow``'s status query until ``reached`` says so; its view."""
+async def wait_for_view(client: Client, workflow_id: str, reached: Callable[[FixStatusView], bool], what: str,
+                        timeout_s: float = 120) -> FixStatusView:
+    """Poll a ``FixOneTestWorkflow``'s status query until ``reached`` says so; its view."""
     child = client.get_workflow_handle(workflow_id)
     for _ in range(int(timeout_s / 0.2)):
         try:
-            view = await child.query("status", result_type=TestStatusView)
+            view = await child.query("status", result_type=FixStatusView)
             if reached(view):
                 return view
         except Exception:  # noqa: BLE001 - not started yet

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from llm.client import usage_of
+from greenloop.llm.client import usage_of
+from greenloop.workflows.models import FixState, LLMSettings, RunSummary
 from tests.workflows.conftest import DEMO, drive, fix_request, replays
-from workflows.models import LLMSettings, RunSummary, TestState
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
 
@@ -25,7 +25,7 @@ def slow_analysis(delay_s: float) -> dict:
     return data
 
 
-def states(summary: RunSummary) -> dict[str, tuple[TestState, str]]:
+def states(summary: RunSummary) -> dict[str, tuple[FixState, str]]:
     return {t.test_id: (t.state, t.history[-1] if t.history else "") for t in summary.tests}
 
 
@@ -37,7 +37,7 @@ async def test_time_budget_used_up_skips_the_tests_left(temporal_env, demo_repo,
     assert len(summary.fixed) == 1 and len(summary.skipped) == 2
     for test_id in summary.skipped:
         state, why = states(summary)[test_id]
-        assert state == TestState.SKIPPED and "time budget" in why
+        assert state == FixState.SKIPPED and "time budget" in why
     assert summary.final.failed == 2 and sorted(summary.still_failing) == sorted(summary.skipped)
 
 
@@ -53,7 +53,7 @@ async def test_llm_budget_used_up_escalates_the_tests_left(temporal_env, demo_re
     assert summary.usage.cost_usd >= 0.015
     for test_id in summary.escalated:
         state, why = states(summary)[test_id]
-        assert state == TestState.ESCALATED and "budget" in why
+        assert state == FixState.ESCALATED and "budget" in why
 
 
 async def test_tests_in_flight_share_the_llm_budget(temporal_env, demo_repo, scripted, tmp_path):
@@ -79,4 +79,4 @@ async def test_tests_in_flight_share_the_llm_budget(temporal_env, demo_repo, scr
     assert summary.escalated, "a third of the budget fixes none of the demo's tests"
     for test_id in summary.escalated:
         state, why = states(summary)[test_id]
-        assert state == TestState.ESCALATED and "LLM budget" in why
+        assert state == FixState.ESCALATED and "LLM budget" in why

@@ -15,15 +15,15 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from parsers.errors import GreenloopError
+from greenloop.domain.errors import GreenloopError
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id, sequential_note
+from greenloop.workflows.models import FixState, RunSummary, Workspace
+from greenloop.workflows.models import FixStatusView as StatusView  # (a Test* name pytest would try to collect)
+from greenloop.workspace import worktree
+from greenloop.workspace.backups import slug
+from greenloop.workspace.prepare import prepare
 from tests.workflows.conftest import DEMO, drive, fix_request, replays
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow, child_id, sequential_note
-from workflows.models import RunSummary, TestState, Workspace
-from workflows.models import TestStatusView as StatusView  # (a Test* name pytest would try to collect)
-from workspace import worktree
-from workspace.backups import slug
-from workspace.prepare import prepare
 
 SCENARIOS = DEMO.parent / "scenarios"
 DEMO_FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
@@ -75,7 +75,7 @@ async def test_demo_fixed_in_parallel_worktrees(temporal_env, demo_repo, scripte
     assert len(list(Path(request.run_dir, "patches").glob("*.patch"))) == 3 + 3  # merged + the fixes as made
     assert_no_worktree_left(request.run_dir)
     for view in summary.tests:
-        assert view.state == TestState.FIXED and view.history[-1] == "fix merged into the run workspace"
+        assert view.state == FixState.FIXED and view.history[-1] == "fix merged into the run workspace"
 
 
 CONFLICT = DEMO.parent / "conflict-python"
@@ -107,7 +107,7 @@ async def test_fix_that_does_not_merge_is_redone_in_the_run_workspace(temporal_e
     assert not Path(request.run_dir, "patches", f"{slug(second)}.patch").exists()
     notes = [h for h in views[second].history if "not merged" in h]
     assert len(notes) == 1 and "conflicts with fixes merged since it started, in shop/label.py" in notes[0]
-    assert views[second].state == TestState.FIXED and views[second].workflow_id == child_id(run_id, second) + "/retry"
+    assert views[second].state == FixState.FIXED and views[second].workflow_id == child_id(run_id, second) + "/retry"
     retry = await client.get_workflow_handle(child_id(run_id, second) + "/retry").describe()
     assert retry.start_time.timestamp() >= max(c1, c2)
     assert Path(request.run_dir, "backups", slug(second)).is_dir()  # its edits were made in the run workspace
@@ -141,12 +141,12 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
 
     async def money_fixed() -> bool:
         views = await handle.query("status", result_type=list[StatusView])
-        return any(v.test_id == money and v.state == TestState.FIXED for v in views)
+        return any(v.test_id == money and v.state == FixState.FIXED for v in views)
 
     async def carts_validating() -> bool:
         states = [(await client.get_workflow_handle(child_id(run_id, t)).query("status", result_type=StatusView))
                   .state for t in carts]
-        return states == [TestState.VALIDATING] * 2
+        return states == [FixState.VALIDATING] * 2
 
     async with build_worker(client, task_queue=queue):
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
@@ -188,16 +188,16 @@ async def test_a_concurrent_run_continues_as_new_and_keeps_what_it_fixed(tempora
         if (await client.get_workflow_handle(run_id).describe()).run_id == handle.first_execution_run_id:
             return False
         views = await client.get_workflow_handle(run_id).query("status", result_type=list[StatusView])
-        last = [v for v in views if v.state == TestState.PENDING]  # the parent's view; its child says more
+        last = [v for v in views if v.state == FixState.PENDING]  # the parent's view; its child says more
         child = client.get_workflow_handle(child_id(run_id, last[0].test_id))
-        return (await child.query("status", result_type=StatusView)).state == TestState.ANALYZING
+        return (await child.query("status", result_type=StatusView)).state == FixState.ANALYZING
 
     async with build_worker(client, task_queue=queue):
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
         await wait_until(second_run_fixing, "the second workflow run is fixing its test")
         latest = client.get_workflow_handle(run_id)
         views = {v.test_id: v for v in await latest.query("status", result_type=list[StatusView])}
-        first_batch = sorted(t for t, v in views.items() if v.state == TestState.FIXED)
+        first_batch = sorted(t for t, v in views.items() if v.state == FixState.FIXED)
         assert len(first_batch) == 2 and all(views[t].history[-1] == "fix merged into the run workspace"
                                              for t in first_batch)
         undone = first_batch[0]
@@ -212,7 +212,7 @@ async def test_a_concurrent_run_continues_as_new_and_keeps_what_it_fixed(tempora
     assert sorted(summary.fixed) == sorted(set(DEMO_FAILING) - {undone})
     assert summary.still_failing == [undone] and summary.final.failed == 1
     assert {v.test_id: v.state for v in summary.tests} == {
-        t: TestState.SKIPPED if t == undone else TestState.FIXED for t in DEMO_FAILING}
+        t: FixState.SKIPPED if t == undone else FixState.FIXED for t in DEMO_FAILING}
     ws = Path(request.run_dir, "workspace")
     for test_id, (path, line) in FIX_LINES.items():
         assert (line in (ws / path).read_text()) == (test_id != undone), test_id

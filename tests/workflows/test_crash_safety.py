@@ -19,12 +19,12 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from server.dev import temporal_binary
+from greenloop.server.dev import temporal_binary
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import FixState, RunSummary
+from greenloop.workflows.search import ALL
 from tests.workflows.conftest import REPO, fix_request, wait_for_view
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import RunSummary, TestState
-from workflows.search import ALL
 
 TARGET = "tests/test_cart.py::test_discount"
 FIX = {"path": "shop/cart.py", "old_text": "self.total() * percent / 100",
@@ -54,7 +54,7 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
-async def wait_for_state(client: Client, run_id: str, state: TestState) -> None:
+async def wait_for_state(client: Client, run_id: str, state: FixState) -> None:
     await wait_for_view(client, child_id(run_id, TARGET), lambda v: v.state == state, state.value)
 
 
@@ -93,7 +93,7 @@ async def test_killed_worker_is_replaced_and_the_run_finishes_exactly(
             half = Path(request.run_dir, "workspace", "shop/cart.py").read_text()
             assert "(100 - percent)" in half  # really died half-way
         else:
-            await wait_for_state(client, run_id, TestState[kill_in])
+            await wait_for_state(client, run_id, FixState[kill_in])
             await asyncio.sleep(0.5)
             kill(first)
         second = start_worker(address, queue, env)
@@ -123,7 +123,7 @@ async def test_server_restarts_from_its_database_mid_run(demo_repo, scripted, tm
     run_id = f"restart-{uuid.uuid4().hex[:6]}"
     await env.client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
     async with build_worker(env.client, task_queue=queue):
-        await wait_for_state(env.client, run_id, TestState.FIXING)
+        await wait_for_state(env.client, run_id, FixState.FIXING)
     await env.shutdown()  # the server goes away with the run in flight
     env = await start()  # and comes back from its SQLite file
     try:

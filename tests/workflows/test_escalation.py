@@ -11,26 +11,26 @@ import uuid
 
 from temporalio.client import WorkflowUpdateFailedError
 
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import Answer, AnswerChoice, FixState, FixStatusView, RunSummary
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, fix_request, wait_for_view
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import Answer, AnswerChoice, RunSummary, TestState, TestStatusView
 
 TARGET = "tests/test_cart.py::test_discount"
 
 
 async def greenloop(*args: str) -> tuple[int, str, str]:
     # Asynchronously: the worker answering the CLI's queries lives in this event loop.
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "cli.main", *args, cwd=REPO,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "greenloop.cli.main", *args, cwd=REPO,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
     return proc.returncode, out.decode(), err.decode()
 
 
-async def escalated(client, child, attempt: int) -> TestStatusView:
+async def escalated(client, child, attempt: int) -> FixStatusView:
     return await wait_for_view(client, child.id,
-                               lambda v: v.state == TestState.ESCALATED and v.attempt == attempt,
+                               lambda v: v.state == FixState.ESCALATED and v.attempt == attempt,
                                f"ESCALATED after attempt {attempt}")
 
 
@@ -66,7 +66,7 @@ async def test_retry_then_abort_answered_from_the_cli(temporal_env, demo_repo, s
 
     assert summary.state == "aborted" and summary.aborted == [TARGET]
     view = {t.test_id: t for t in summary.tests}[TARGET]
-    assert view.state == TestState.ABORTED and view.attempt == 2
+    assert view.state == FixState.ABORTED and view.attempt == 2
     # Both failed attempts were rolled back: the workspace holds the original bug.
     assert "percent / 100, 2)  # bug" in (tmp_path.joinpath(request.run_dir.split("/")[-1], "workspace",
                                                            "shop/cart.py").read_text())

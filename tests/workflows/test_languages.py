@@ -11,12 +11,12 @@ from pathlib import Path
 
 from temporalio.client import WorkflowHandle
 
+from greenloop.llm.scripted_server import message_text
+from greenloop.workflows import fix_one_test
+from greenloop.workflows.fix_suite import child_id
+from greenloop.workflows.models import RunSummary, Verdict
 from tests.live.conftest import require
 from tests.workflows.conftest import REPO, drive, fix_request, replays
-from llm.scripted_server import message_text
-from workflows import test_fix
-from workflows.fix_suite import child_id
-from workflows.models import RunSummary, Verdict
 
 SAMPLES = REPO / "samples"
 SCENARIOS = SAMPLES / "scenarios"
@@ -115,7 +115,7 @@ async def test_rust_fix_that_breaks_the_build_is_rolled_back_and_retried(tempora
     summary, handle, ws = await run_repo(temporal_env, repo, tmp_path, select=[RUST_INTEGRATION])
 
     assert summary.state == "completed" and summary.fixed == [RUST_INTEGRATION] and summary.attempts == 2
-    child = temporal_env.client.get_workflow_handle_for(test_fix.TestFixWorkflow.run, child_id(handle.id, RUST_INTEGRATION))
+    child = temporal_env.client.get_workflow_handle_for(fix_one_test.FixOneTestWorkflow.run, child_id(handle.id, RUST_INTEGRATION))
     attempts = (await child.result()).attempts
     assert [a.verdict for a in attempts] == [Verdict.FAIL, Verdict.PASS]
     assert "as u32" in attempts[0].diff

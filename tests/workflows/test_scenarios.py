@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHandle
 
+from greenloop.llm.scripted_server import message_text
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import Answer, AnswerChoice, FixOneTestResult, FixState, RunSummary, Verdict
 from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
-from llm.scripted_server import message_text
-from worker import build_worker
-from workflows.fix_suite import FixSuiteWorkflow, child_id
-from workflows.models import Answer, AnswerChoice, RunSummary, TestFixResult, TestState, Verdict
 
 SCENARIOS = DEMO.parent / "scenarios"
 TARGET = "tests/test_cart.py::test_discount"
@@ -33,7 +33,7 @@ def workspace_cart(ws: str) -> str:
 
 
 async def child_attempts(env, handle: WorkflowHandle) -> list:
-    child = env.client.get_workflow_handle(child_id(handle.id, TARGET), result_type=TestFixResult)
+    child = env.client.get_workflow_handle(child_id(handle.id, TARGET), result_type=FixOneTestResult)
     return (await child.result()).attempts
 
 
@@ -80,8 +80,8 @@ async def test_unfixable_test_escalates_and_a_person_skips_it(temporal_env, demo
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"sc-{uuid.uuid4().hex[:6]}",
                                              task_queue=queue)
         child = client.get_workflow_handle(child_id(handle.id, TARGET))
-        view = await wait_for_view(client, child.id, lambda v: v.state == TestState.ESCALATED, "ESCALATED")
-        assert view.state == TestState.ESCALATED and view.attempt == 2
+        view = await wait_for_view(client, child.id, lambda v: v.state == FixState.ESCALATED, "ESCALATED")
+        assert view.state == FixState.ESCALATED and view.attempt == 2
         # The validator refuses what the state cannot take; a real answer is taken.
         state = await child.execute_update("answer", Answer(choice=AnswerChoice.SKIP, by="tester", note="later"),
                                            result_type=str)
@@ -128,7 +128,7 @@ async def test_edit_outside_the_repository_is_refused(temporal_env, demo_repo, s
 
 @pytest.mark.parametrize("policy, state", [("reject", "skipped"), ("escalate", "skipped")])
 async def test_fake_fix_is_rejected(temporal_env, demo_repo, scripted, tmp_path, policy, state):
-    from workflows.models import LLMSettings
+    from greenloop.workflows.models import LLMSettings
 
     scripted(SCENARIOS / "fake-fix.yaml")
     summary, handle, ws = await run_scenario(

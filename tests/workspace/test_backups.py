@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from workflows.models import Edit
-from workspace.backups import BackupStore
-from workspace.policy import EditRejected
+from greenloop.domain.edits import Edit
+from greenloop.workspace.backups import BackupStore
+from greenloop.workspace.policy import EditRejected
 
 
 @pytest.fixture

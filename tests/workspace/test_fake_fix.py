@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workspace.fake_fix import fake_fix_reasons
+from greenloop.workspace.fake_fix import fake_fix_reasons
 
 PY = "def test_total():\n    assert total() == 5\n\ndef test_other():\n    assert other()\n"
 

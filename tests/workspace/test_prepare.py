@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from parsers.errors import GreenloopError
-from workspace.prepare import commit_fixes, export_patch, git, offer_branch, prepare
+from greenloop.domain.errors import GreenloopError
+from greenloop.workspace.prepare import commit_fixes, export_patch, git, offer_branch, prepare
 
 
 def make_repo(path, *, commit=True):

@@ -1,4 +1,4 @@
-"""``TestFixWorkflow``: one failing test through the state machine
+"""``FixOneTestWorkflow``: one failing test through the state machine
 
     PENDING → ANALYZING → FIXING → VALIDATING → FIXED | SKIPPED | ESCALATED → (answer) | ABORTED
 
@@ -19,11 +19,11 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import analysis as analysis_acts
-    from activities import edits as edit_acts
-    from activities import fixing as fixing_acts
-    from activities import testing as testing_acts
-    from workflows.models import (
+    from greenloop.activities import analysis as analysis_acts
+    from greenloop.activities import edits as edit_acts
+    from greenloop.activities import fixing as fixing_acts
+    from greenloop.activities import testing as testing_acts
+    from greenloop.workflows.models import (
         AnalysisNote,
         AnalyzeInput,
         Answer,
@@ -31,26 +31,26 @@ with workflow.unsafe.imports_passed_through():
         ApplyInput,
         AttemptRecord,
         FixInput,
+        FixOneTestInput,
+        FixOneTestResult,
+        FixState,
+        FixStatusView,
         LLMSettings,
         RollbackInput,
         SingleInput,
         SuiteInput,
         SuiteRun,
-        TestFixInput,
-        TestFixResult,
-        TestState,
-        TestStatusView,
         Usage,
         Verdict,
     )
-    from workflows.options import QUICK_OPTIONS, llm_options, test_run_options
-    from workflows.search import upsert_state
+    from greenloop.workflows.options import QUICK_OPTIONS, llm_options, test_run_options
+    from greenloop.workflows.search import upsert_state
 
 
 @workflow.defn
-class TestFixWorkflow:
+class FixOneTestWorkflow:
     def __init__(self) -> None:
-        self._state = TestState.PENDING
+        self._state = FixState.PENDING
         self._test_id = ""
         self._attempts: list[AttemptRecord] = []
         self._history: list[str] = []
@@ -63,15 +63,15 @@ class TestFixWorkflow:
     # --- what people see ---------------------------------------------------------
 
     @workflow.query
-    def status(self) -> TestStatusView:
+    def status(self) -> FixStatusView:
         """State, attempt, last verdict and history of this test."""
         last = self._attempts[-1].verdict if self._attempts else None
-        return TestStatusView(
+        return FixStatusView(
             test_id=self._test_id, state=self._state, attempt=len(self._attempts),
             last_verdict=last, history=list(self._history), workflow_id=workflow.info().workflow_id,
         )
 
-    def _set(self, state: TestState, note: str = "") -> None:
+    def _set(self, state: FixState, note: str = "") -> None:
         self._state = state
         line = f"{state.value}" + (f": {note}" if note else "")
         self._history.append(line)
@@ -93,12 +93,12 @@ class TestFixWorkflow:
         self._answer = answer
         # Done once the run loop has consumed this answer (it moves on, or resets
         # the answer for a new escalation).
-        await workflow.wait_condition(lambda: self._state != TestState.ESCALATED or self._answer is not answer)
+        await workflow.wait_condition(lambda: self._state != FixState.ESCALATED or self._answer is not answer)
         return self._state.value
 
     @answer.validator
     def _validate_answer(self, answer: Answer) -> None:
-        if self._state != TestState.ESCALATED:
+        if self._state != FixState.ESCALATED:
             raise ValueError(
                 f"test {self._test_id} is {self._state.value}, not waiting for an answer "
                 "(only an ESCALATED test takes retry/skip/abort)"
@@ -109,10 +109,10 @@ class TestFixWorkflow:
     # --- the state machine -------------------------------------------------------
 
     @workflow.run
-    async def run(self, inp: TestFixInput) -> TestFixResult:
+    async def run(self, inp: FixOneTestInput) -> FixOneTestResult:
         self._inp = inp
         self._test_id = inp.test_id
-        self._set(TestState.PENDING)
+        self._set(FixState.PENDING)
         budget = inp.request.max_attempts
         try:
             while True:
@@ -123,12 +123,12 @@ class TestFixWorkflow:
                         break
                     if self._out_of_money():
                         # No answer could buy more: left for a person, without waiting for one.
-                        self._set(TestState.ESCALATED, f"its share of the LLM budget "
+                        self._set(FixState.ESCALATED, f"its share of the LLM budget "
                                   f"(${self._inp.request.llm.budget_usd:.4f}) was used up: left for a person")
                         return self._result()
                     verdict, escalate_now = await self._attempt(len(self._attempts) + 1)
                     if verdict is Verdict.PASS:
-                        self._set(TestState.FIXED, f"fixed on attempt {len(self._attempts)}")
+                        self._set(FixState.FIXED, f"fixed on attempt {len(self._attempts)}")
                         return self._result()
                 answer = await self._escalate()
                 if answer.choice is AnswerChoice.RETRY:
@@ -136,15 +136,15 @@ class TestFixWorkflow:
                     self._history.append(f"retry {answer.attempts} more, answered by {answer.by}")
                     continue
                 if answer.choice is AnswerChoice.SKIP:
-                    self._set(TestState.SKIPPED, f"skipped by {answer.by}")
+                    self._set(FixState.SKIPPED, f"skipped by {answer.by}")
                 else:
-                    self._set(TestState.ABORTED, f"aborted by {answer.by}")
+                    self._set(FixState.ABORTED, f"aborted by {answer.by}")
                 return self._result()
         except asyncio.CancelledError:
             # Cancellation (abort of the run): undo this test's unvalidated edits, then stop.
-            if self._applied_attempt is not None and self._state != TestState.FIXED:
+            if self._applied_attempt is not None and self._state != FixState.FIXED:
                 await self._rollback(self._applied_attempt)
-            self._set(TestState.ABORTED, "run aborted")
+            self._set(FixState.ABORTED, "run aborted")
             return self._result()
 
     def _out_of_money(self) -> bool:
@@ -169,7 +169,7 @@ class TestFixWorkflow:
         record = AttemptRecord(number=number)
         self._attempts.append(record)
 
-        self._set(TestState.ANALYZING)
+        self._set(FixState.ANALYZING)
         note: AnalysisNote = await workflow.execute_activity(
             analysis_acts.analyze_failure,
             AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
@@ -183,7 +183,7 @@ class TestFixWorkflow:
             self._history.append(f"attempt {number}: {record.reason}")
             return Verdict.FAIL, False
 
-        self._set(TestState.FIXING)
+        self._set(FixState.FIXING)
         proposal = await workflow.execute_activity(
             fixing_acts.propose_fix,
             FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
@@ -206,7 +206,7 @@ class TestFixWorkflow:
         self._applied_attempt = number
         record.diff, record.files = applied.diff, applied.files
 
-        self._set(TestState.VALIDATING)
+        self._set(FixState.VALIDATING)
         verdict, reason = await self._validate(number)
         record.verdict, record.reason = verdict, reason
         self._history.append(f"attempt {number}: {verdict.value}" + (f" ({reason})" if reason else ""))
@@ -261,7 +261,7 @@ class TestFixWorkflow:
         """Wait for a person's answer, or the deadline's default answer."""
         self._answer = None
         inp = self._inp
-        self._set(TestState.ESCALATED, f"{len(self._attempts)} attempt(s) failed; waiting for retry/skip/abort")
+        self._set(FixState.ESCALATED, f"{len(self._attempts)} attempt(s) failed; waiting for retry/skip/abort")
         try:
             await workflow.wait_condition(
                 lambda: self._answer is not None,
@@ -273,11 +273,11 @@ class TestFixWorkflow:
         assert self._answer is not None
         return self._answer
 
-    def _result(self) -> TestFixResult:
-        return TestFixResult(
+    def _result(self) -> FixOneTestResult:
+        return FixOneTestResult(
             test_id=self._test_id, state=self._state, attempts=self._attempts, usage=self._usage,
             regressions_prevented=self._regressions_prevented, answer=self._answer,
-            applied_attempt=self._applied_attempt if self._state == TestState.FIXED else None,
-            suite_after=self._suite_after if self._state == TestState.FIXED else None,
+            applied_attempt=self._applied_attempt if self._state == FixState.FIXED else None,
+            suite_after=self._suite_after if self._state == FixState.FIXED else None,
         )
 

@@ -1,0 +1,33 @@
+"""What a run asks of the model, and what the model's answers cost."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class LLMSettings(BaseModel):
+    model: str = "claude-sonnet-4-6"
+    max_tokens: int = 8_192
+    max_tool_turns: int = 24
+    # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
+    base_url: str | None = None
+    # Cost ceiling for the whole run in US dollars; None means unlimited.
+    budget_usd: float | None = None
+    allow_production_edits: bool = True
+    # What to do with an edit set that deletes, skips or weakens tests.
+    fake_fix_policy: Literal["reject", "escalate"] = "reject"
+    analysis_only: bool = False
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
