@@ -8,7 +8,7 @@ passes. The scenario answers the analyzer with one rule and the fixer with
 one rule per test (scenarios have no templating): a unique-string
 ``replace_in_file`` of that test's module, then "done". Every test goes
 PENDING → ANALYZING → FIXING → VALIDATING → FIXED on its first attempt, and
-every validation runs the test alone and then the whole suite (seed 003):
+every validation runs the test alone and then the whole suite:
 that full-suite run per test is the product's real cost and is measured as
 it is.
 

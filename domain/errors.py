@@ -1,5 +1,5 @@
 """Typed errors with the error kinds of the Phase Testing Agent protocol
-(seed 004). Every layer raises these so the CLI, the workflows and the
+(the phase-testing protocol's kinds). Every layer raises these so the CLI, the workflows and the
 protocol output can say what went wrong and whether retrying can help."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class ErrorKind(StrEnum):
     USER_ABORT = "user_abort"
 
 
-# Kinds that another try cannot fix (seed 004's "Retry" column).
+# Kinds that another try cannot fix.
 NON_RETRYABLE = {
     ErrorKind.BUILD_FAILURE,
     ErrorKind.VALIDATION_ERROR,

@@ -1,4 +1,4 @@
-"""Seed 004's Phase Testing Agent as a function: validated input in, the
+"""The phase-testing agent as a function: validated input in, the
 protocol's output out, with the retry loop of its flowchart (test failures
 and timeouts are retried with backoff, a timeout with a longer limit; build
 failures and bad input are not)."""

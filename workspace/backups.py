@@ -1,5 +1,4 @@
-"""Apply an attempt's edits with backups, and roll them back exactly (seed
-003's backup manager, made crash-safe).
+"""Apply an attempt's edits with backups, and roll them back exactly, crash-safe.
 
 Each attempt has its own backup folder in the run directory with a manifest
 of what every touched file was before (its bytes, or that it did not exist),

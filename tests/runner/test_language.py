@@ -1,4 +1,4 @@
-"""Seed 004's language detection table, confidence and ambiguity error."""
+"""Language detection: the table, confidence and ambiguity error."""
 
 from __future__ import annotations
 
