@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import detect as fw_detect
 from greenloop.parsers.registry import canonical
+from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.runner.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
@@ -46,6 +47,9 @@ class SuitePlan(BaseModel):
     # True when Greenloop chose the command (so it may add reporters and selectors).
     default_command: bool = True
     reason: str = ""
+    # The project's own environment, once the setup phase built it: every
+    # test run uses it (None: the worker's tools, as found on PATH).
+    environment: ProjectEnvironment | None = None
 
 
 def _family(language: str) -> str:

@@ -30,6 +30,15 @@ class Limits(BaseModel):
     disk_mb: int = Field(default=10_240, ge=1)
 
 
+class Mount(BaseModel):
+    """A host directory shown inside the sandbox at the same path, beside the
+    workspace: read-only unless ``writable`` (a project environment that a
+    setup builds, then every test run reads)."""
+
+    path: str
+    writable: bool = False
+
+
 class ExecResult(BaseModel):
     """One finished command: how it ended and where its output is."""
 

@@ -64,6 +64,10 @@ class SandboxSettings(BaseModel):
     network: bool = False
     tmpfs_mb: int = Field(default=1024, ge=1)  # the sandbox's private /tmp
     disk_mb: int = Field(default=10_240, ge=1)  # how far a run may fill the workspace's filesystem
+    # The setup phase (the project's environment) may reach package registries; test runs never do
+    # unless ``network`` says so.
+    setup_network: bool = True
+    setup_timeout_s: int = Field(default=1800, ge=1)
 
 
 

@@ -16,6 +16,7 @@ from temporalio.workflow import ActivityCancellationType
 NON_RETRYABLE_KINDS = [
     "validation_error", "language_detection_failed", "command_not_found", "permission_error",
     "user_abort", "edit_rejected", "authentication_error", "invalid_request_error",
+    "setup_failed",
 ]
 
 QUICK_OPTIONS: dict[str, Any] = {
