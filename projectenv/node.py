@@ -65,7 +65,12 @@ def staged_manifest(root: Path) -> str:
     return json.dumps(data, indent=2)
 
 
-def recipe(root: Path) -> Recipe:
+def recipe(root: Path) -> Recipe | None:
+    """How to install the project's ``node_modules``; None when it depends on nothing."""
+    data = json.loads((root / "package.json").read_text(encoding="utf-8") or "{}")
+    if not isinstance(data, dict) or not any(data.get(k) for k in ("dependencies", "devDependencies",
+                                                                    "optionalDependencies")):
+        return None
     command, manager = install_command(root)
     lock = lockfile(root)
     found = ["package.json"] + ([lock] if lock else [])

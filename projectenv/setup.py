@@ -11,6 +11,7 @@ the tail of its log; nothing half-built is ever marked ready.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -40,7 +41,7 @@ def recipe_for(workspace: Path, language: str, framework: str) -> Recipe | None:
     if language == "python":
         return python.recipe(workspace, framework)
     if language in ("javascript", "typescript") and (workspace / "package.json").is_file():
-        return node.recipe(workspace)
+        return node.recipe(workspace)  # None: it depends on nothing
     return toolchains.recipe(workspace, language)
 
 
@@ -122,7 +123,7 @@ async def set_up(workspace: Path, language: str, framework: str, settings, out_d
     recipe = recipe or Recipe(ecosystem="none", manifests=[], toolchain="", script=[], reason="")
     note = ""
     if not setup_command:
-        own, note = _own_environment(workspace, recipe, framework)
+        own, note = await asyncio.to_thread(_own_environment, workspace, recipe, framework)
         if own is not None:
             return own.model_copy(update={"env": {**own.env, **extra}})
     if setup_command:
@@ -145,7 +146,7 @@ async def set_up(workspace: Path, language: str, framework: str, settings, out_d
             return found(hit)  # another run built it meanwhile
         shutil.rmtree(folder, ignore_errors=True)  # a build that died half-way
         folder.mkdir(parents=True)
-        stage(workspace, recipe, folder / "project")
+        await asyncio.to_thread(stage, workspace, recipe, folder / "project")
         made = _for_tests(recipe, folder)
         caches = {"UV_CACHE_DIR": cache.envs_root() / ".uv-cache", "npm_config_cache": cache.envs_root() / ".npm-cache"}
         for c in caches.values():

@@ -1,6 +1,7 @@
 """The other ecosystems' dependency downloads, where their toolchain exists:
-Rust ``cargo fetch``, Go ``go mod download``, Java ``mvn
-dependency:go-offline``, Ruby ``bundle install``, PHP ``composer install``.
+Rust ``cargo fetch``, Go ``go mod download``, Ruby ``bundle install``, PHP
+``composer install``. (Java's Maven resolves through the project's own
+``.mvn`` settings: its registry is not one a setup can assume.)
 Each keeps what it fetched in the environment's directory and tells test
 runs (offline) where it is."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -25,10 +27,18 @@ def _version(argv: tuple[str, ...]) -> str:
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else ""
 
 
+def _cargo_dependencies(root: Path) -> bool:
+    try:
+        data = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return any(data.get(t) for t in ("dependencies", "dev-dependencies", "build-dependencies"))
+
+
 def recipe(root: Path, language: str) -> Recipe | None:
     """The download for ``language``'s project at ``root``; None when there is
     nothing to fetch or no toolchain to fetch it with."""
-    if language == "rust" and (root / "Cargo.toml").is_file() and _version(("cargo", "--version")):
+    if language == "rust" and _cargo_dependencies(root) and _version(("cargo", "--version")):
         found = [f for f in ("Cargo.toml", "Cargo.lock") if (root / f).is_file()]
         return Recipe(ecosystem="rust", manifests=found, toolchain=_version(("cargo", "--version")),
                       script=["cd project && cargo fetch"], stage_tree=True,
@@ -39,10 +49,6 @@ def recipe(root: Path, language: str) -> Recipe | None:
                       script=["cd project && go mod download"], stage=found,
                       env={"GOMODCACHE": "{root}/gomod", "GOFLAGS": "-modcacherw"},
                       reason="modules by `go mod download`")
-    if language == "java" and (root / "pom.xml").is_file() and _version(("mvn", "--version")):
-        return Recipe(ecosystem="java", manifests=["pom.xml"], toolchain=_version(("mvn", "--version")),
-                      script=["cd project && mvn -B -q dependency:go-offline -Dmaven.repo.local={root}/m2"],
-                      stage_tree=True, reason="artifacts by `mvn dependency:go-offline`")
     if language == "ruby" and (root / "Gemfile").is_file() and _version(("bundle", "--version")):
         found = [f for f in ("Gemfile", "Gemfile.lock") if (root / f).is_file()]
         return Recipe(ecosystem="ruby", manifests=found, toolchain=_version(("bundle", "--version")),
@@ -61,6 +67,5 @@ def test_env(ecosystem: str, root: str) -> dict[str, str]:
     return {
         "rust": {"CARGO_HOME": f"{root}/cargo", "CARGO_NET_OFFLINE": "true"},
         "go": {"GOMODCACHE": f"{root}/gomod", "GOFLAGS": "-mod=mod", "GOPROXY": "off"},
-        "java": {"MAVEN_ARGS": f"-o -Dmaven.repo.local={root}/m2"},
         "ruby": {"BUNDLE_PATH": f"{root}/bundle"},
     }.get(ecosystem, {})

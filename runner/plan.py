@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,16 @@ class SuitePlan(BaseModel):
     # The project's own environment, once the setup phase built it: every
     # test run uses it (None: the worker's tools, as found on PATH).
     environment: ProjectEnvironment | None = None
+    # The repository's own command for one test (greenloop.toml), with {id}, {file} and {name}.
+    single_test_command: str | None = None
+
+
+def fill_single_test(template: str, test_id: str, file: str | None) -> str:
+    """The configured single-test command for one test: {id}, {file} and {name}
+    (the id's last ``::``/space-separated part) filled in, shell-quoted."""
+    name = re.split(r"::| > | ", test_id)[-1]
+    return template.replace("{id}", shlex.quote(test_id)).replace("{file}", shlex.quote(file or "")).replace(
+        "{name}", shlex.quote(name))
 
 
 def _family(language: str) -> str:
