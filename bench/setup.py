@@ -30,10 +30,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from greenloop.projectenv import cache  # noqa: E402
-from greenloop.projectenv.setup import set_up  # noqa: E402
-from greenloop.workflows.models import SandboxSettings  # noqa: E402
-from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write  # noqa: E402
+from greenloop.projectenv import cache
+from greenloop.projectenv.setup import set_up
+from greenloop.workflows.models import SandboxSettings
+from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write
 
 
 def python_sample(root: Path) -> tuple[Path, str, str]:
@@ -81,7 +81,7 @@ async def main() -> None:
     ap.add_argument("--sandbox", default="bwrap")
     args = ap.parse_args()
     settings = SandboxSettings(backend=args.sandbox)
-    print(f"| sample | cold | rebuild (package caches warm) | warm (cache hit) | cold / warm |")
+    print("| sample | cold | rebuild (package caches warm) | warm (cache hit) | cold / warm |")
     print("|---|---:|---:|---:|---:|")
     for name, sample in (("Python src layout, test extra (uv)", python_sample),
                          ("Node, package-lock.json (npm ci)", node_sample)):

@@ -35,7 +35,7 @@ from greenloop.projectenv.models import Recipe
 TEST_NAMES = ("test", "tests", "testing", "dev")
 LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
 MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", *LOCKFILES)
-SCM_PLUGINS = re.compile(r"setuptools[_-]scm|hatch-vcs|pdm-backend.*scm|versioningit|dunamai", re.I)
+SCM_PLUGINS = re.compile(r"setuptools[_-]scm|hatch-vcs|pdm-backend.*scm|versioningit|dunamai", re.IGNORECASE)
 
 
 def _normalize(name: str) -> str:
@@ -207,7 +207,7 @@ def import_roots(root: Path, data: dict) -> list[str]:
     cfg = root / "setup.cfg"
     if cfg.is_file():
         text = cfg.read_text(encoding="utf-8", errors="replace")
-        m = re.search(r"^package_dir\s*=\s*\n?\s*=\s*(\S+)", text, re.M)
+        m = re.search(r"^package_dir\s*=\s*\n?\s*=\s*(\S+)", text, re.MULTILINE)
         if m:
             roots.append(m.group(1))
     src = root / "src"
