@@ -55,3 +55,62 @@ async def test_a_failing_setup_fails_the_run_once_with_setup_failed(temporal_env
                  if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
     assert scheduled[-1] == "set_up_environment" and "run_suite" not in scheduled
     assert starts[-1] == 1  # tried once: another try cannot fix it
+
+
+TWO_BUGS = {
+    "src/wordy/mult.py": """
+        def mul(a, b):
+            return a + b
+        """,
+    "tests/test_mult.py": """
+        from wordy.mult import mul
+
+
+        def test_mul():
+            assert mul(3, 4) == 12
+        """,
+}
+FIX_BOTH = {
+    "name": "wordy-two-fixes",
+    "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\nthe wrong operator."}},
+        {"trigger": {"role": "fixer", "turn": 1, "context": "test_add"}, "response": {"tool_calls": [
+            {"name": "replace_in_file", "input": {"path": "src/wordy/__init__.py", "old_text": "return a - b",
+                                                  "new_text": "return a + b"}}]}},
+        {"trigger": {"role": "fixer", "turn": 1, "context": "test_mul"}, "response": {"tool_calls": [
+            {"name": "replace_in_file", "input": {"path": "src/wordy/mult.py", "old_text": "return a + b",
+                                                  "new_text": "return a * b"}}]}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "fixed the operator."}},
+    ],
+}
+
+
+async def test_fixes_made_in_worktrees_are_judged_on_their_own_code_not_the_users_checkout(
+        temporal_env, scripted, tmp_path, monkeypatch):
+    """The issue's trap: the user's checkout has a .venv with an editable install of
+    itself; under --sandbox local, tests used to import that unfixed checkout and every
+    correct fix was judged FAIL. Now the run builds its own environment and each
+    worktree's tests import the worktree's code."""
+    import subprocess
+
+    from greenloop.projectenv.python import base_python, uv_binary
+
+    monkeypatch.setenv("GREENLOOP_HOME", str(tmp_path / "home"))
+    repo = write(tmp_path / "wordy", {**SRC_LAYOUT, **TWO_BUGS})
+    venv = repo / ".venv"
+    subprocess.run([uv_binary(), "venv", "-q", "--python", base_python(), str(venv)], check=True)
+    subprocess.run([uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin/python"), "-e", f"{repo}[test]"],
+                   check=True, capture_output=True, timeout=300)
+    git_init(repo)
+    scripted(FIX_BOTH)
+    request = fix_request(repo, tmp_path, concurrency=2,
+                          sandbox=fix_request(repo, tmp_path).sandbox.model_copy(update={"backend": "local"}))
+    summary, _ = await drive(temporal_env, request)
+    assert summary.state == "completed"
+    assert sorted(summary.fixed) == ["tests/test_mult.py::test_mul", "tests/test_wordy.py::test_add"]
+    assert summary.final.failed == 0 and summary.final.passed == 3
+    assert any("the workspace's own .venv was not reused" in n and "editable" in n for n in summary.notes)
+    for view in summary.tests:
+        assert view.history[-1] == "fix merged into the run workspace"
+    # The user's checkout is untouched (its editable install still imports the bugs).
+    assert "return a - b" in (repo / "src/wordy/__init__.py").read_text()
