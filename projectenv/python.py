@@ -234,11 +234,13 @@ def recipe(root: Path, framework: str) -> Recipe:
     project_extras = extras(root, data)
     package = installable(root, data)
     if uv and (root / "uv.lock").is_file() and package:
-        flags = " ".join(f"--extra {q(e)}" for e in project_extras)
+        groups = [g for g in (data.get("dependency-groups") or {}) if _normalize(g) in TEST_NAMES]
+        flags = " ".join([*(f"--extra {q(e)}" for e in project_extras), *(f"--group {q(g)}" for g in groups)])
         lines.append(f"{q(uv)} export --frozen --no-hashes --no-emit-project --quiet {flags} -o ../locked.txt")
         lines.append(f"{install} -r ../locked.txt")
         lines.append(f"{install} --no-deps .")
-        said.append("uv.lock (exact pins)" + (f" with extras {', '.join(project_extras)}" if project_extras else ""))
+        said.append("uv.lock (exact pins)" + (f" with extras {', '.join(project_extras)}" if project_extras else "")
+                    + (f" and groups {', '.join(groups)}" if groups else ""))
     else:
         args: list[str] = []
         if package:
