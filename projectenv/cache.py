@@ -15,7 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -63,11 +63,21 @@ def save(folder: Path, environment: ProjectEnvironment) -> None:
 
 
 @asynccontextmanager
-async def locked(folder: Path) -> AsyncIterator[None]:
-    """Hold the build lock of ``folder``, waiting (off the event loop) while another build holds it."""
+async def locked(folder: Path, heartbeat: Callable[[str], None] = lambda _: None) -> AsyncIterator[None]:
+    """Hold the build lock of ``folder``; while another build holds it, wait
+    (off the event loop, heartbeating, so the activity is not taken for lost)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(folder) + ".lock", "w") as fh:
-        await asyncio.to_thread(fcntl.flock, fh, fcntl.LOCK_EX)
+    with open(str(folder) + ".lock", "w") as fh:  # noqa: ASYNC230 - opening a lock file does not block
+        waited = 0.0
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if waited % 5 == 0:
+                    heartbeat(f"waiting {waited:.0f}s for another build of this environment")
+                await asyncio.sleep(0.5)
+                waited += 0.5
         try:
             yield
         finally:

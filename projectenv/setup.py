@@ -140,8 +140,7 @@ async def set_up(workspace: Path, language: str, framework: str, settings, out_d
 
     if (hit := cache.load(folder)) is not None:
         return found(hit)
-    heartbeat("waiting for the environment's build lock")
-    async with cache.locked(folder):
+    async with cache.locked(folder, heartbeat):
         if (hit := cache.load(folder)) is not None:
             return found(hit)  # another run built it meanwhile
         shutil.rmtree(folder, ignore_errors=True)  # a build that died half-way

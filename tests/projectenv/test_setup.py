@@ -3,6 +3,7 @@ real sandbox (bubblewrap unless GREENLOOP_TEST_SANDBOX says otherwise)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import subprocess
@@ -167,3 +168,14 @@ async def test_an_editable_virtualenv_of_the_users_is_not_trusted(home, src_proj
     environment = await set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "setup")
     assert environment.source == "built" and "not reused" in environment.reason
     assert json.dumps(environment.path_first).find(str(venv)) == -1
+
+
+async def test_two_setups_of_one_project_at_once_build_it_once(home, src_project, tmp_path):
+    other = copy_project(src_project, tmp_path / "worker-2-copy")
+    beats: dict[str, list[str]] = {"a": [], "b": []}
+    first, second = await asyncio.gather(
+        set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "a", heartbeat=beats["a"].append),
+        set_up(other, "python", "pytest", SETTINGS, tmp_path / "b", heartbeat=beats["b"].append))
+    assert sorted([first.source, second.source]) == ["built", "cache"] and first.root == second.root
+    waiter = "a" if first.source == "cache" else "b"
+    assert any("waiting" in b and "another build" in b for b in beats[waiter])  # it waited, then reused
