@@ -10,6 +10,7 @@ from temporalio import activity
 from greenloop.activities.errors import typed_errors
 from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.projectenv.setup import set_up
+from greenloop.runner import config as project_config
 from greenloop.workflows.models import SetupInput
 from greenloop.workspace.events import log_event
 
@@ -18,7 +19,7 @@ from greenloop.workspace.events import log_event
 @typed_errors
 async def set_up_environment(inp: SetupInput) -> ProjectEnvironment:
     """Build (or reuse) the environment the project's tests run in; its log goes to the run directory."""
-    ws, r = inp.workspace, inp.request
+    ws, r = inp.workspace, project_config.fill(inp.request, Path(inp.workspace.path))
     n = 1
     while (Path(ws.run_dir) / "setup" / f"attempt-{n}").exists():
         n += 1  # a retried activity keeps the earlier attempt's log

@@ -16,6 +16,7 @@ from temporalio import activity
 from greenloop.activities.errors import typed_errors
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
+from greenloop.runner import config as project_config
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import SuitePlan, fill_single_test
 from greenloop.runner.plan import plan_tests as make_plan
@@ -56,8 +57,8 @@ def load_statuses(path: str) -> dict[str, Status]:
 @activity.defn
 @typed_errors
 async def plan_tests(inp: PlanInput) -> SuitePlan:
-    """Language, framework, build and test commands for the workspace."""
-    r = inp.request
+    """Language, framework, build and test commands for the workspace (and its greenloop.toml)."""
+    r = project_config.fill(inp.request, Path(inp.workspace.path))
     plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
                      test_command=r.test_command, build_command=r.build_command)
     plan.single_test_command = r.single_test_command

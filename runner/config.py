@@ -106,3 +106,22 @@ def merge(config: ProjectConfig, opts: dict[str, Any], given: set[str]) -> dict[
     if "exclude" in out:
         out["exclude"] = list(dict.fromkeys([*config.exclude, *out["exclude"]]))
     return out
+
+
+# Request field -> configuration field, for requests made without reading the file.
+REQUEST_FIELDS = {"test_command": "test_command", "build_command": "build_command", "framework": "framework",
+                  "language": "language", "setup_command": "setup", "single_test_command": "single_test_command"}
+
+
+def fill(request, root: Path):
+    """A ``FixRequest`` made without reading the repository's file (a git URL, a
+    schedule, an API call) with the file's commands and variables where it has
+    none; a request whose ``config_file`` is set already has them."""
+    if request.config_file is not None:
+        return request
+    cfg, path = load(root)
+    if path is None:
+        return request
+    update: dict[str, Any] = {field: getattr(cfg, key) for field, key in REQUEST_FIELDS.items()
+                              if getattr(request, field) is None and getattr(cfg, key) is not None}
+    return request.model_copy(update={**update, "env": {**cfg.env, **request.env}, "config_file": str(path)})

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
-from greenloop.cli.runs import build_request
+from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner import config
 from tests.projectenv.conftest import BACKEND, git_init, write
@@ -120,3 +122,28 @@ def test_doctor_reports_setup_failed_with_the_log_tail(src_project, tmp_path):
     pyproject.write_text(pyproject.read_text().replace('"inflection==0.5.1"', '"greenloop-no-such-package-q7==1.0"'))
     out = _cli("doctor", str(src_project), "--sandbox", BACKEND, env_home=tmp_path / "home")
     assert out.returncode == 1 and "setup_failed" in out.stdout and "greenloop-no-such-package-q7" in out.stdout
+
+
+def test_a_request_made_without_the_file_gets_its_commands_from_the_workspace(tmp_path):
+    from greenloop.workflows.models import FixRequest
+
+    write(tmp_path, {"greenloop.toml": TOML})
+    bare = FixRequest(repo="https://example.invalid/x.git", test_command="pytest -q", env={"FEATURE": "off"})
+    filled = config.fill(bare, tmp_path)
+    assert filled.test_command == "pytest -q"  # what the request says stands
+    assert filled.setup_command == "echo extra" and filled.single_test_command == "python -m pytest {id}"
+    assert filled.env == {"FEATURE": "off", "API_TOKEN": "kept out by the sandbox"}
+    assert filled.config_file == str(tmp_path / "greenloop.toml")
+    assert config.fill(filled, tmp_path) is filled  # read once
+
+
+def test_only_flags_given_on_the_command_line_count_as_given():
+    seen: list[set[str]] = []
+    app = typer.Typer()
+
+    @app.command()
+    def cmd(ctx: typer.Context, timeout: int = 600, sandbox: str = "auto", framework: str | None = None) -> None:
+        seen.append(given_options(ctx))
+
+    assert CliRunner().invoke(app, ["--timeout", "600", "--framework", "jest"]).exit_code == 0
+    assert seen == [{"timeout", "framework"}]  # even a flag equal to its default counts
