@@ -9,6 +9,7 @@ What is installed, from the project's manifests:
   ``extras_require``, ``setup.py``);
 - PEP 735 ``[dependency-groups]`` with those names (``include-group`` followed);
 - Poetry's and PDM's dev/test groups; ``uv.lock`` exported as exact pins;
+- tox's ``[testenv] deps``;
 - ``requirements*.txt`` and ``requirements/*.txt`` (documentation ones left out);
 - pytest, when the suite runs under pytest and nothing above brought it.
 
@@ -34,7 +35,7 @@ from greenloop.projectenv.models import Recipe
 
 TEST_NAMES = ("test", "tests", "testing", "dev")
 LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
-MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", *LOCKFILES)
+MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile", *LOCKFILES)
 SCM_PLUGINS = re.compile(r"setuptools[_-]scm|hatch-vcs|pdm-backend.*scm|versioningit|dunamai", re.IGNORECASE)
 
 
@@ -187,6 +188,28 @@ def pdm_groups(data: dict) -> list[str]:
             if isinstance(r, str) and not r.startswith("-e")]
 
 
+def tox_deps(root: Path) -> list[str]:
+    """The ``deps`` of tox's ``[testenv]`` (what many small projects test with), less
+    substitutions and options (``-r`` files are installed as requirement files anyway)."""
+    ini = root / "tox.ini"
+    if not ini.is_file():
+        return []
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(ini, encoding="utf-8")
+        raw = parser.get("testenv", "deps", fallback="")
+    except configparser.Error:
+        return []
+    out = []
+    for line in raw.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r") and "{" not in line:
+            out.append(line)  # "-r requirements-test.txt": relative to the project, where pip runs
+        elif line and not line.startswith("-") and "{" not in line and ":" not in line.split("[")[0]:
+            out.append(line)
+    return out
+
+
 def import_roots(root: Path, data: dict) -> list[str]:
     """Where the project's importable code lives, relative to its root: the
     folder its build configuration names, ``src/`` (the src layout), else the top level."""
@@ -249,7 +272,13 @@ def recipe(root: Path, framework: str) -> Recipe:
         for f in requirement_files(root):
             args.append(f"-r {q(f)}")
             said.append(f)
-        extra_reqs = dependency_groups(data) + poetry_groups(data) + pdm_groups(data)
+        extra_reqs = dependency_groups(data) + poetry_groups(data) + pdm_groups(data) + [
+            r for r in tox_deps(root) if not r.startswith("-r")]
+        tox_files = [r.split(None, 1)[-1].removeprefix("-r").strip() for r in tox_deps(root) if r.startswith("-r")]
+        for f in tox_files:
+            if f not in requirement_files(root) and (root / f).is_file():
+                args.append(f"-r {q(f)}")
+                said.append(f)
         if extra_reqs:
             args += [q(r) for r in extra_reqs]
             said.append(f"{len(extra_reqs)} test/dev group requirement(s)")

@@ -99,6 +99,11 @@ def test_setup_cfg_and_setup_py_extras_and_poetry_groups(tmp_path):
     assert extras(ws, {}) == ["dev", "testing"]
     assert import_roots(ws, {}) == ["lib"]
     assert "'.[dev,testing]'" in " ".join(recipe(ws, "pytest").script)
+    write(ws, {"tox.ini": "[tox]\nenvlist = py3\n\n[testenv]\ndeps =\n    pytest>=7  # the runner\n"
+                          "    -rtest-reqs.txt\n    {env:EXTRA:}\n    py38: mock\ncommands = pytest\n",
+               "test-reqs.txt": "freezegun\n"})
+    script = " ".join(recipe(ws, "pytest").script)
+    assert "'pytest>=7'" in script and "-r test-reqs.txt" in script and "mock" not in script
     poetry = {"tool": {"poetry": {"group": {"test": {"dependencies": {
         "pytest": "^7.2", "freezegun": {"version": "~1.2.1", "extras": ["x"]}, "local": {"path": "../local"}}}},
         "dev-dependencies": {"python": "^3.8", "black": "*", "mock": "0.4"}}}}
