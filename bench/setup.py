@@ -30,10 +30,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from greenloop.projectenv import cache
-from greenloop.projectenv.setup import set_up
-from greenloop.workflows.models import SandboxSettings
-from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write
+from greenloop.projectenv import cache  # noqa: E402
+from greenloop.projectenv.setup import set_up  # noqa: E402
+from greenloop.workflows.models import SandboxSettings  # noqa: E402
+from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write  # noqa: E402
 
 
 def python_sample(root: Path) -> tuple[Path, str, str]:

@@ -137,7 +137,8 @@ async def diagnose(root: Path, backend: str | None, workdir: Path) -> tuple[bool
 
 def doctor_command(
     path: Annotated[Path, typer.Argument(help="The repository.")] = Path("."),
-    sandbox: Annotated[str | None, typer.Option(help="auto, docker, bwrap or local (default: the file's, else auto).")] = None,
+    sandbox: Annotated[str | None, typer.Option(
+        help="auto, docker, bwrap or local (default: the file's, else auto).")] = None,
 ) -> None:
     """Set the project up and run its suite once: can Greenloop read per-test results? (exit 1 when not)"""
 

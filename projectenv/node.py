@@ -28,7 +28,8 @@ def _version(tool: str) -> str:
     if exe is None:
         return ""
     try:
-        return subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout.strip()
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30, check=False)
+        return out.stdout.strip()
     except OSError:
         return ""
 
@@ -75,7 +76,8 @@ def recipe(root: Path) -> Recipe | None:
     lock = lockfile(root)
     found = ["package.json"] + ([lock] if lock else [])
     stage = [f for f in (lock, ".npmrc", ".yarnrc.yml", ".yarnrc") if f and (root / f).is_file()]
-    return Recipe(ecosystem="node", manifests=found, toolchain=f"node {_version('node')}; {manager} {_version(manager)}",
+    toolchain = f"node {_version('node')}; {manager} {_version(manager)}"
+    return Recipe(ecosystem="node", manifests=found, toolchain=toolchain,
                   script=[f"cd project && {command}"], stage=stage, path_first=["project/node_modules/.bin"],
                   links={"node_modules": "project/node_modules"},
                   reason=f"node_modules by `{command}`" + (f" from {lock}" if lock else " (no lockfile)"))

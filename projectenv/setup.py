@@ -135,8 +135,8 @@ async def set_up(workspace: Path, language: str, framework: str, settings, out_d
 
     def found(hit: ProjectEnvironment) -> ProjectEnvironment:
         reason = "; ".join(filter(None, [f"{hit.reason} (cached)", note]))
-        return hit.model_copy(update={"source": "cache", "log_path": None, "reason": reason, "env": {**hit.env, **extra},
-                                      "duration_s": round(time.monotonic() - started, 3)})
+        return hit.model_copy(update={"source": "cache", "log_path": None, "reason": reason,
+                                      "env": {**hit.env, **extra}, "duration_s": round(time.monotonic() - started, 3)})
 
     if (hit := cache.load(folder)) is not None:
         return found(hit)

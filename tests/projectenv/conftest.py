@@ -93,8 +93,8 @@ def node_lockfile(tmp_path_factory) -> str:
     """A real package-lock.json for the Node project, resolved once from npm."""
     root = tmp_path_factory.mktemp("lock")
     (root / "package.json").write_text(json.dumps(NODE_MANIFEST))
-    subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
+                   check=True, capture_output=True, timeout=300)
     return (root / "package-lock.json").read_text()
 
 

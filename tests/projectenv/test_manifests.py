@@ -92,7 +92,8 @@ async def test_pep735_groups_pinned_by_uv_lock(home, tmp_path):
 
 def test_setup_cfg_and_setup_py_extras_and_poetry_groups(tmp_path):
     ws = write(tmp_path / "old", {
-        "setup.cfg": "[options]\npackage_dir =\n    = lib\n\n[options.extras_require]\ntesting = pytest\ndocs = sphinx\n",
+        "setup.cfg": "[options]\npackage_dir =\n    = lib\n\n"
+                     "[options.extras_require]\ntesting = pytest\ndocs = sphinx\n",
         "setup.py": "from setuptools import setup\nsetup(extras_require={'dev': ['tox'], 'speed': ['ujson']})\n",
         "lib/old/__init__.py": "",
     })

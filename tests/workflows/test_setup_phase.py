@@ -19,7 +19,8 @@ from tests.workflows.conftest import drive, fix_request
 def green_src_project(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("GREENLOOP_HOME", str(tmp_path / "home"))
     files = dict(SRC_LAYOUT)
-    files["src/wordy/__init__.py"] = files["src/wordy/__init__.py"].replace("return a - b  # the bug", "return a + b  #")
+    code = files["src/wordy/__init__.py"]
+    files["src/wordy/__init__.py"] = code.replace("return a - b  # the bug", "return a + b  #")
     return git_init(write(tmp_path / "wordy", files))
 
 
