@@ -22,6 +22,8 @@ from temporalio.service import RPCError
 from greenloop.cli.output import console, fail, finish
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner import config as project_config
+from greenloop.domain.llm import LLMSettings
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from greenloop.workflows.models import (
@@ -30,9 +32,7 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
-    LLMSettings,
     RunSummary,
-    SandboxSettings,
 )
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]

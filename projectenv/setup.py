@@ -22,7 +22,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.projectenv import cache, node, python, toolchains, trust
 from greenloop.projectenv.models import ProjectEnvironment, Recipe
 from greenloop.sandbox.environment import project_path
-from greenloop.sandbox.models import Limits, Mount
+from greenloop.sandbox.models import Mount, SandboxSettings
 
 LOG_TAIL_CHARS = 3000
 # What the worker knows about reaching package registries (trusted CAs,
@@ -104,7 +104,7 @@ def _for_tests(recipe: Recipe, folder: Path) -> ProjectEnvironment:
         reason=recipe.reason)
 
 
-async def set_up(workspace: Path, language: str, framework: str, settings, out_dir: Path, *,
+async def set_up(workspace: Path, language: str, framework: str, settings: SandboxSettings, out_dir: Path, *,
                  setup_command: str | None = None, env: dict[str, str] | None = None,
                  heartbeat: Callable[[str], None] = lambda _: None) -> ProjectEnvironment:
     """The environment the tests of the project in ``workspace`` run in.
@@ -159,9 +159,8 @@ async def set_up(workspace: Path, language: str, framework: str, settings, out_d
         if recipe.ecosystem == "python":
             script_env["VIRTUAL_ENV"] = str(folder / "venv")
         script = "set -e\n" + "\n".join(_fill(line, folder) for line in recipe.script)
-        limits = Limits(timeout_s=settings.setup_timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
-                        pids=max(settings.pids, 1024), network=settings.setup_network, tmpfs_mb=settings.tmpfs_mb,
-                        disk_mb=settings.disk_mb)
+        limits = settings.model_copy(update={"timeout_s": settings.setup_timeout_s, "network": settings.setup_network,
+                                             "pids": max(settings.pids, 1024)})
         heartbeat(f"setting up: {recipe.reason}")
         result = await sandbox.run(script, folder, script_env, limits, backend=settings.backend, out_dir=out_dir,
                                    heartbeat=heartbeat, mounts=[Mount(path=str(c), writable=True)

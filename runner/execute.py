@@ -21,7 +21,7 @@ from greenloop.parsers.models import TestReport
 from greenloop.projectenv import attach
 from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.runner.plan import REPORT_DIR, SuitePlan
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, SandboxSettings
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
@@ -36,19 +36,14 @@ class CompletedRun(BaseModel):
     artifacts: str
 
 
-def limits(settings) -> Limits:
-    """The sandbox limits a ``SandboxSettings`` asks for."""
-    return Limits(timeout_s=settings.timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
-                  pids=settings.pids, network=settings.network, tmpfs_mb=settings.tmpfs_mb,
-                  disk_mb=settings.disk_mb)
 
 
-async def _exec(command: str, workspace: Path, out_dir: Path, settings,
+async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
                 heartbeat: Callable[[str], None], environment: ProjectEnvironment | None = None) -> ExecResult:
     from greenloop import sandbox  # the sandbox owns isolation and limits
 
     env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
-    return await sandbox.run(command, workspace, env, limits(settings), backend=settings.backend,
+    return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
 
 
