@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import detect as fw_detect
 from greenloop.parsers.registry import canonical
+from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.runner.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
@@ -46,6 +48,19 @@ class SuitePlan(BaseModel):
     # True when Greenloop chose the command (so it may add reporters and selectors).
     default_command: bool = True
     reason: str = ""
+    # The project's own environment, once the setup phase built it: every
+    # test run uses it (None: the worker's tools, as found on PATH).
+    environment: ProjectEnvironment | None = None
+    # The repository's own command for one test (greenloop.toml), with {id}, {file} and {name}.
+    single_test_command: str | None = None
+
+
+def fill_single_test(template: str, test_id: str, file: str | None) -> str:
+    """The configured single-test command for one test: {id}, {file} and {name}
+    (the id's last ``::``/space-separated part) filled in, shell-quoted."""
+    name = re.split(r"::| > | ", test_id)[-1]
+    return template.replace("{id}", shlex.quote(test_id)).replace("{file}", shlex.quote(file or "")).replace(
+        "{name}", shlex.quote(name))
 
 
 def _family(language: str) -> str:

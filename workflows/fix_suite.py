@@ -35,6 +35,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import analysis as analysis_acts
     from greenloop.activities import edits as edit_acts
+    from greenloop.activities import environment as environment_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
@@ -52,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         RemoveWorktreeInput,
         RollbackInput,
         RunSummary,
+        SetupInput,
         SuiteAnalysisInput,
         SuiteInput,
         SuiteProgress,
@@ -184,6 +186,13 @@ class FixSuiteWorkflow:
             testing_acts.plan_tests, PlanInput(workspace=ws, request=request), **QUICK_OPTIONS)
         summary.framework = plan.framework
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
+
+        self._set_phase("setting up the environment")
+        environment = await workflow.execute_activity(
+            environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
+            **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        plan = plan.model_copy(update={"environment": environment})  # every test run uses it
+        summary.notes.append(f"environment: {environment.reason}")
 
         self._set_phase("running the suite")
         initial: SuiteRun = await workflow.execute_activity(
