@@ -357,3 +357,46 @@ class TapReader:
     def effective_version(self) -> int | None:
         """The declared version, or 12 when TAP was seen without one."""
         return self.version if self.version is not None else (12 if self.saw_tap else None)
+
+
+# ---------------------------------------------------------------------- what a point says
+
+MESSAGE_KEYS = ("message", "error", "msg", "reason")
+# ``at:`` as tape prints it: ``Test.<anonymous> (/abs/test/a.js:2:56)``, or a bare ``file:line:col``.
+AT_CALL_RE = re.compile(r"\((?P<file>[^()]+?):(?P<line>\d+)(?::\d+)?\)\s*$")
+AT_BARE_RE = re.compile(r"^(?:file://)?(?P<file>[^\s()]+?):(?P<line>\d+)(?::\d+)?$")
+
+
+def point_location(point: TapPoint) -> tuple[str | None, int | None]:
+    """(file, line) from a point's diagnostics: ``at`` as a mapping (node-tap:
+    ``fileName``/``lineNumber``; node:test: ``file``/``line``) or a string
+    (tape: a stack frame), else ``location``."""
+    at = point.diag("at") or point.diag("location")
+    if isinstance(at, dict):
+        file = at.get("fileName") or at.get("file")
+        line = at.get("lineNumber") or at.get("line")
+        return (str(file) if file else None), (line if isinstance(line, int) else None)
+    if isinstance(at, str):
+        text = at.strip()
+        m = AT_CALL_RE.search(text) or AT_BARE_RE.match(text)
+        if m:
+            return m.group("file").removeprefix("file://"), int(m.group("line"))
+    return None, None
+
+
+def point_message(point: TapPoint) -> tuple[str | None, str | None]:
+    """(message, details) of a failing point: a message key of its YAML block,
+    else its description with the expected/actual values the block gives (tape,
+    node-tap), else the lines printed after it (TAP 12 producers)."""
+    if point.diagnostics:
+        message = next((str(point.diag(k)) for k in MESSAGE_KEYS if point.diag(k) not in (None, "")), None)
+        if message is None:
+            message = point.description or None
+            want, got = point.diag("expected"), point.diag("actual")
+            if want is not None or got is not None:
+                message = f"{message or 'assertion failed'}: expected {want!s}, actual {got!s}"
+            elif isinstance(point.diag("diff"), str):
+                message = f"{message or 'assertion failed'}\n{point.diag('diff')}"
+        return message, point.yaml_text
+    lines = [ln.strip() for ln in point.trailing if ln.strip()]
+    return (point.description or (lines[0] if lines else None)), ("\n".join(point.trailing).strip() or None)

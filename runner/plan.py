@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import detect as fw_detect
 from greenloop.parsers.registry import canonical
+from greenloop.runner import js_project
 from greenloop.runner.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
@@ -29,7 +30,8 @@ DEFAULT_FRAMEWORK = {
 }
 FRAMEWORK_LANGUAGE = {
     "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
-    "mocha": "javascript", "node-test": "javascript", "cargo-test": "rust", "junit-console": "java",
+    "mocha": "javascript", "node-test": "javascript", "tape": "javascript", "node-tap": "javascript",
+    "cargo-test": "rust", "junit-console": "java",
     "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
 }
 
@@ -86,15 +88,44 @@ def with_reports(framework: str, command: str) -> str:
     return command + extra
 
 
+JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap")
+# Runners Greenloop has no parser of its own for: read through their TAP
+# output where they have one, else by the generic parser (exit code only).
+JS_GENERIC_RUNNERS = {"ava": " --tap", "uvu": "", "jasmine": ""}
+
+
 def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
+    """The suite command of a JavaScript project: the runner invocation its
+    package.json scripts make, run directly (``runner/js_project.py``), with
+    Greenloop's reports; ``npm run --ignore-scripts <script>`` (the script
+    without its pre/post hooks) and ``npm test`` as fallbacks."""
     pm = package_manager(root)
+    js = js_project.plan_js_tests(root)
+    script = js.npm_script if js is not None else (
+        "test" if "test" in js_project.scripts(js_project.package_json(root)) else None)
+    fallbacks = [f"{pm} test"]
+    if script and pm == "npm":
+        # npm >= 7: --ignore-scripts skips the pre/post hooks, never the script named.
+        fallbacks.insert(0, f"npm run --ignore-scripts {script}")
+    if js is not None and js.command and (js.framework == framework or framework == "generic"):
+        command = js.command
+        if js.framework == "jest" and "--ci" not in command.split():
+            command += " --ci"
+        elif js.framework == "node-tap" and re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
+            command += " --reporter=tap"
+        command += JS_GENERIC_RUNNERS.get(js.framework, "")
+        return with_reports(framework, command), fallbacks
     direct = {
         "jest": "npx jest --ci",
         "vitest": "npx vitest run",
         "mocha": "npx mocha",
         "node-test": "node --test",
-    }[framework]
-    return with_reports(framework, direct), [f"{pm} test"]
+        "tape": "npx tape 'test/**/*.js'",
+        "node-tap": "npx tap --reporter=tap",
+    }.get(framework)
+    if direct is None:
+        return fallbacks[0], fallbacks[1:]
+    return with_reports(framework, direct), fallbacks
 
 
 # Files where a project that runs pytest would name it.
@@ -170,6 +201,8 @@ def plan_tests(
     if lang and (fw is None or language or _family(lang.language) == _family(language_name)):
         language_name = lang.language
         reasons.append(f"language {lang.language}: {lang.reason}")
+    if fw is None and _family(language_name) == "javascript" and not test_command:
+        fw = _js_without_parser(root, reasons)
     if fw is None:
         fw = DEFAULT_FRAMEWORK.get(language_name, "generic")
         reasons.append(f"{fw} is the default for {language_name}")
@@ -195,8 +228,27 @@ def plan_tests(
     )
 
 
+def _js_without_parser(root: Path, reasons: list[str]) -> str | None:
+    """``generic`` for a JavaScript project whose runner Greenloop has no
+    parser for (ava, uvu, jasmine) or whose test script names no runner (it
+    is run as the user would, without its pre/post hooks); None when
+    package.json has neither, so the language's default applies."""
+    js = js_project.plan_js_tests(root)
+    if js is not None:
+        reasons.append(js.reason)
+        reasons.append(f"Greenloop has no {js.framework} parser: results are read from its TAP output "
+                       "if it writes any, else from the exit code only")
+        return "generic"
+    test = js_project.scripts(js_project.package_json(root)).get("test")
+    if test and "no test specified" not in test:
+        reasons.append(f"package.json's test script `{test}` names no test runner Greenloop knows: "
+                       "it runs as a script, without its pre/post hooks")
+        return "generic"
+    return None
+
+
 def _default_test_command(root: Path, framework: str, language: str) -> tuple[str, list[str]]:
-    if framework in ("jest", "vitest", "mocha", "node-test"):
+    if framework in JS_FRAMEWORKS or (framework == "generic" and _family(language) == "javascript"):
         return _js_command(root, framework)
     if framework == "pytest":
         return with_reports("pytest", "python -m pytest"), ["pytest", "python -m unittest discover -v"]
