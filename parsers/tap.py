@@ -52,6 +52,9 @@ YAML_END_RE = re.compile(r"^\s*\.\.\.\s*$")
 # A directive is an unescaped '#' followed by the word SKIP (also "skipped",
 # "skipping") or TODO, any case; other '#' characters belong to the description.
 DIRECTIVE_RE = re.compile(r"(?<!\\)#\s*(skip(?:ped|ping)?|todo)\b:?\s*(.*)$", re.I)
+# node-tap's elapsed time after a subtest's point ("ok 1 - name # time=31.4ms"):
+# not part of the name (tap-parser reads it as the point's ``time``).
+TIME_RE = re.compile(r"\s+(?<!\\)#\s*time=[\d.]+m?s\s*$")
 ESCAPE_RE = re.compile(r"\\([\\#nrtbfv])")
 ESCAPES = {"\\": "\\", "#": "#", "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v"}
 
@@ -123,7 +126,7 @@ class TapPoint:
 
 def parse_description(text: str) -> tuple[str, str | None, str | None]:
     """(description, directive, reason) from the text after ``ok N -``."""
-    text = text.rstrip()
+    text = TIME_RE.sub("", text.rstrip())
     directive = reason = None
     m = DIRECTIVE_RE.search(text)
     if m:
@@ -392,11 +395,24 @@ def point_message(point: TapPoint) -> tuple[str | None, str | None]:
         message = next((str(point.diag(k)) for k in MESSAGE_KEYS if point.diag(k) not in (None, "")), None)
         if message is None:
             message = point.description or None
-            want, got = point.diag("expected"), point.diag("actual")
+            want, got = _raw_value(point, "expected"), _raw_value(point, "actual")
             if want is not None or got is not None:
-                message = f"{message or 'assertion failed'}: expected {want!s}, actual {got!s}"
+                message = f"{message or 'assertion failed'}: expected {want}, actual {got}"
             elif isinstance(point.diag("diff"), str):
                 message = f"{message or 'assertion failed'}\n{point.diag('diff')}"
         return message, point.yaml_text
     lines = [ln.strip() for ln in point.trailing if ln.strip()]
     return (point.description or (lines[0] if lines else None)), ("\n".join(point.trailing).strip() or None)
+
+
+def _raw_value(point: TapPoint, key: str) -> str | None:
+    """A diagnostics value as the producer wrote it (``true``, not Python's
+    ``True``; the block's first line for a multi-line value)."""
+    if point.diag(key) is None:
+        return None
+    m = re.search(rf"^\s*{key}:[ \t]*(.*)$", point.yaml_text or "", re.M)
+    raw = m.group(1).strip() if m else ""
+    if raw in ("", "|", "|-", ">", ">-"):
+        value = str(point.diag(key)).strip()
+        return value.splitlines()[0] if value else value
+    return raw

@@ -94,6 +94,21 @@ JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap")
 JS_GENERIC_RUNNERS = {"ava": " --tap", "uvu": "", "jasmine": ""}
 
 
+def _node_tap_no_coverage(root: Path) -> str:
+    """node-tap fails a run whose coverage is below 100% (from version 18) or
+    below its check level: coverage is not what Greenloop tests. The flag
+    is spelled per major version (``--disable-coverage`` from 18 on,
+    ``--no-coverage`` before); nothing when the version is unknown."""
+    version = str(js_project.package_json(root / "node_modules" / "tap").get("version") or "")
+    if not version:
+        deps = js_project.package_json(root)
+        version = str({**(deps.get("dependencies") or {}), **(deps.get("devDependencies") or {})}.get("tap", ""))
+    m = re.search(r"(\d+)", version)
+    if not m:
+        return ""
+    return " --disable-coverage" if int(m.group(1)) >= 18 else " --no-coverage"
+
+
 def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
     """The suite command of a JavaScript project: the runner invocation its
     package.json scripts make, run directly (``runner/js_project.py``), with
@@ -112,7 +127,7 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
         if js.framework == "jest" and "--ci" not in command.split():
             command += " --ci"
         elif js.framework == "node-tap" and re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
-            command += " --reporter=tap"
+            command += " --reporter=tap" + _node_tap_no_coverage(root)
         command += JS_GENERIC_RUNNERS.get(js.framework, "")
         return with_reports(framework, command), fallbacks
     direct = {
