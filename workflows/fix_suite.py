@@ -193,7 +193,8 @@ class FixSuiteWorkflow:
             summary.notes.append(note)
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
-        self._set_phase("running the suite")
+        self._set_phase(f"running the suite: {plan.test_command} ({plan.framework}: {plan.reason})")
+        summary.notes.append(f"tests ran with `{plan.test_command}` ({plan.framework}): {plan.reason}")
         initial: SuiteRun = await workflow.execute_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             **run_opts)
