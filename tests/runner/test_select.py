@@ -7,9 +7,9 @@ import shlex
 
 import pytest
 
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestResult
 from greenloop.runner.plan import SuitePlan
-from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.select import selection_command, single_test_command
 
 
@@ -96,8 +96,8 @@ def test_phpunit_filter_matches_data_sets_of_the_method():
     ("phpunit", "vendor/bin/phpunit -c phpunit.xml --colors=always tests", t("VatTest::testX"),
      "vendor/bin/phpunit -c phpunit.xml --colors=always tests --filter '/VatTest::testX( with data set .*)?$/'"),
     ("maven-surefire", "mvn -B -s ci-settings.xml -Dtest=Other test", t("com.x.PriceTest#discount"),
-     "mvn -B -s ci-settings.xml test -Dtest=PriceTest#discount -Dsurefire.failIfNoSpecifiedTests=false "
-     "-DfailIfNoTests=false"),
+     ("mvn -B -s ci-settings.xml test -Dtest=PriceTest#discount -Dsurefire.failIfNoSpecifiedTests=false "
+      "-DfailIfNoTests=false")),
     ("ctest", "ctest --test-dir build --output-on-failure -j2 -R Stats", t("Stats.Mean"),
      "ctest --test-dir build --output-on-failure -j2 -R '^Stats\\.Mean$'"),
     ("googletest", "./build/t --gtest_filter=-Slow.* --gtest_brief=1", t("Stats.Mean"),
