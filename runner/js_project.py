@@ -45,6 +45,23 @@ TEST_ONLY_SCRIPTS = ("tests-only", "test:only", "test-only", "test:unit", "test-
 WATCH_FLAGS = {"--watch", "--watchAll", "-w", "--watch-all"}
 VITEST_SUBCOMMANDS = {"run", "watch", "dev", "related", "bench", "list", "typecheck", "init"}
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Commands that check a project without testing it: linters, formatters,
+# type-definition and package checks, dependency audits, coverage uploads.
+CHECK_TOOLS = {
+    "eslint", "standard", "semistandard", "xo", "prettier", "tslint", "stylelint", "jshint", "jscs", "biome",
+    "oxlint", "dprint", "markdownlint", "markdownlint-cli2", "remark", "lint-staged", "commitlint", "eclint",
+    "editorconfig-checker", "aud", "audit-ci", "nsp", "better-npm-audit", "auditjs", "snyk", "retire",
+    "depcheck", "ls-engines", "safe-publish-latest", "publint", "attw", "evalmd", "license-checker",
+    "size-limit", "check-engines", "codecov", "coveralls", "npmignore", "auto-changelog",
+}
+# Commands a shell finds without node_modules/.bin.
+SYSTEM_COMMANDS = {
+    "npm", "npx", "yarn", "pnpm", "node", "nodejs", "echo", "printf", "rm", "mkdir", "cp", "mv", "cd", "cat",
+    "touch", "true", "false", "test", "sh", "bash", "make", "export", "set", "env", "sleep", "ln", "chmod",
+    "git", "python", "python3", "exit", "[",
+}
+CHECK_SCRIPT_NAME = re.compile(r"^(?:lint|audit|format|prettier|eslint|style|fmt|check-coverage|coverage-check)"
+                               r"(?:[:\-_].*)?$|.*[:\-_](?:lint|audit|format)$")
 MAX_DEPTH = 5
 
 
@@ -62,7 +79,9 @@ class ScriptResolution(BaseModel):
     """What a script runs: runner invocations and everything else."""
 
     steps: list[RunnerStep] = Field(default_factory=list)
-    # Non-test steps and hooks, as "where: what" for the reason.
+    # Commands the tests need first (a build, tsc), in order, as written.
+    prepare: list[str] = Field(default_factory=list)
+    # Checks, hooks and formatters left out, for the reason.
     left_out: list[str] = Field(default_factory=list)
 
 
@@ -161,18 +180,67 @@ def _package_script(words: list[str], known: dict[str, str]) -> list[str] | None
     return []
 
 
+def is_checking_step(segment: str) -> bool:
+    """Whether a command only checks the project without testing it: a
+    linter or formatter, a dependency audit, a coverage report or gate.
+    Such steps are left out (they need the network, or judge style, not
+    behaviour); anything else before the runner (``tsc``, a build) stays."""
+    words = [unquote(w) for w in raw_words(segment) if not ENV_ASSIGNMENT.match(unquote(w))]
+    while words and _bin(words[0]) in WRAPPERS - {"nyc", "c8"}:
+        words = words[1:]
+    if not words:
+        return False
+    head = _bin(words[0])
+    sub = words[1] if len(words) > 1 else ""
+    if head in CHECK_TOOLS:
+        return True
+    if head in PACKAGE_MANAGERS and sub in ("audit", "ls", "outdated", "doctor", "pack", "publish"):
+        return True
+    return head in ("nyc", "c8") and sub in ("report", "check-coverage")
+
+
+def _is_checking_script(known: dict[str, str], name: str, depth: int = 0) -> bool:
+    """Whether a script (by its name, or every step of it, following ``npm
+    run X``) only checks the project."""
+    if name not in known or depth > MAX_DEPTH:
+        return False
+    if CHECK_SCRIPT_NAME.match(name):
+        return True
+    for op, segment in split_segments(known[name]):
+        if op == "|" or is_checking_step(segment):
+            continue
+        sub = _package_script(raw_words(segment), known)
+        if not sub or not all(_is_checking_script(known, s, depth + 1) for s in sub):
+            return False
+    return True
+
+
 def resolve_script(pkg: dict, name: str) -> ScriptResolution:
-    """The runner invocations a script makes, following ``npm run X`` and
-    script runners; its hooks and non-test steps are listed as left out."""
+    """The runner invocations a script makes, following ``npm run X``,
+    ``run-s`` and ``pre``/``post`` hooks; the steps a test run needs before
+    the runner (a build) are kept in ``prepare``, checks (lint, audit,
+    coverage gates), pipes into formatters and what comes after the runner
+    are listed as left out."""
     known, deps = scripts(pkg), dependencies(pkg)
     out = ScriptResolution()
+
+    def keep_or_leave(segment: str, where: str, label: str) -> None:
+        if out.steps:
+            out.left_out.append(f"`{label}` after the runner in {where}")
+        elif label in out.prepare:
+            return
+        else:
+            out.prepare.append(label)
 
     def visit(script: str, depth: int) -> None:
         if script not in known or depth > MAX_DEPTH:
             return
-        for hook in (f"pre{script}", f"post{script}"):
-            if hook in known:
-                out.left_out.append(f"{hook} ({known[hook]})")
+        pre, post = f"pre{script}", f"post{script}"
+        if pre in known:
+            if _is_checking_script(known, pre):
+                out.left_out.append(f"{pre} ({known[pre]})")
+            else:
+                visit(pre, depth + 1)
         for op, segment in split_segments(known[script]):
             if op == "|":
                 out.left_out.append(f"the pipe into `{segment}` in {script}")
@@ -191,12 +259,40 @@ def resolve_script(pkg: dict, name: str) -> ScriptResolution:
             sub = _package_script(words, known)
             if sub:
                 for s in sub:
-                    visit(s, depth + 1)
+                    if s not in known:
+                        out.left_out.append(f"`{segment}` in {script} (no script {s!r})")
+                    elif resolve_script_steps(pkg, s, depth + 1):
+                        visit(s, depth + 1)
+                    elif _is_checking_script(known, s):
+                        out.left_out.append(f"{s} ({known[s]})")
+                    else:
+                        keep_or_leave(segment, script, segment if len(sub) == 1 else f"npm run {s}")
                 continue
-            out.left_out.append(f"`{segment}` in {script}")
+            if is_checking_step(segment):
+                out.left_out.append(f"`{segment}` in {script}")
+            else:
+                keep_or_leave(segment, script, segment)
+        if post in known:
+            out.left_out.append(f"{post} ({known[post]})")
 
     visit(name, 0)
     return out
+
+
+def resolve_script_steps(pkg: dict, name: str, depth: int = 0) -> bool:
+    """Whether a script runs a test runner, directly or through others."""
+    known, deps = scripts(pkg), dependencies(pkg)
+    if name not in known or depth > MAX_DEPTH:
+        return False
+    for op, segment in split_segments(known[name]):
+        if op == "|":
+            continue
+        if runner_in_segment(segment, deps):
+            return True
+        sub = _package_script(raw_words(segment), known)
+        if sub and any(resolve_script_steps(pkg, s, depth + 1) for s in sub):
+            return True
+    return False
 
 
 def framework_from_dependencies(pkg: dict) -> str | None:
@@ -218,6 +314,17 @@ def direct_command(step: RunnerStep) -> str:
     if step.framework == "vitest" and not (len(rest) > 1 and unquote(rest[1]) in VITEST_SUBCOMMANDS):
         rest.insert(1, "run")
     return " ".join([*env, *rest])
+
+
+def prepare_command(segment: str) -> str:
+    """A step kept before the runner, runnable from a plain shell: a
+    project's own tool (``tsc``) goes through ``npx``, as ``npm run`` would
+    find it in ``node_modules/.bin``; system commands stay as they are."""
+    words = raw_words(segment)
+    k = next((i for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(unquote(w))), len(words))
+    if k == len(words) or "/" in unquote(words[k]) or _bin(words[k]) in SYSTEM_COMMANDS:
+        return segment
+    return " ".join([*words[:k], "npx", *words[k:]])
 
 
 def plan_js_tests(root: Path) -> JsTestCommand | None:
@@ -249,7 +356,9 @@ def plan_js_tests(root: Path) -> JsTestCommand | None:
                              npm_script="test" if "test" in known else None, reason=why)
     framework = resolution.steps[0].framework
     steps = [s for s in resolution.steps if s.framework == framework]
-    command = " && ".join(direct_command(s) for s in steps)
+    # What the tests need first: the chosen script's own, then what `test` does before it (a build).
+    prepare = [*resolution.prepare, *(p for p in test.prepare if p not in resolution.prepare)]
+    command = " && ".join([*(prepare_command(p) for p in prepare), *(direct_command(s) for s in steps)])
     where = steps[0].script
     reason = f"package.json script {chosen!r}"
     if where != chosen:

@@ -74,7 +74,7 @@ def test_a_test_script_wrapped_in_lint_runs_only_its_runner(tmp_path):
                               ("tape", "tap-spec")))
     assert plan.framework == "tape" and plan.test_command == "npx tape test/*.js"
     assert "`npm run lint` in test" not in plan.reason  # resolved into the lint script itself
-    assert "`eslint .` in lint" in plan.reason and "the pipe into `tap-spec` in test" in plan.reason
+    assert "lint (eslint .)" in plan.reason and "the pipe into `tap-spec` in test" in plan.reason
 
 
 def test_a_test_only_script_is_preferred_to_test(tmp_path):
@@ -129,3 +129,19 @@ def test_shell_text_keeps_quotes_and_redirections():
     assert split_segments("a 'x && y' && b 2>&1 | c; d") == [
         ("", "a 'x && y'"), ("&&", "b 2>&1"), ("|", "c"), (";", "d")]
     assert raw_words("tape 'test/**/*.js' \"a b\"") == ["tape", "'test/**/*.js'", '"a b"']
+
+
+def test_a_build_the_tests_need_is_kept_before_the_runner(tmp_path):
+    plan = plan_tests(project(tmp_path, {"pretest": "npm run build && npm run lint", "build": "tsc -p .",
+                                         "lint": "eslint src", "test": "node --test dist/", "posttest": "npm run lint"},
+                              ("typescript", "eslint")))
+    assert plan.framework == "node-test"
+    assert plan.test_command.startswith("npm run build && node --test ")
+    assert "lint (eslint src)" in plan.reason and "posttest (npm run lint)" in plan.reason
+
+
+def test_checks_after_the_runner_are_left_out_and_own_tools_go_through_npx(tmp_path):
+    plan = plan_tests(project(tmp_path, {"test": "rimraf out && tsc && ava && nyc check-coverage && npm audit"},
+                              ("ava", "typescript", "rimraf")))
+    assert plan.test_command == "npx rimraf out && npx tsc && npx ava --tap"
+    assert "`nyc check-coverage` in test" in plan.reason and "`npm audit` in test" in plan.reason
