@@ -149,8 +149,10 @@ def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
                     if package in deps:
                         return framework, i
             return None
-        if name in WRAPPERS:
-            wrapped = True
+        following = _bin(words[i + 1]) if i + 1 < len(words) else ""
+        if name in WRAPPERS or (name in PACKAGE_MANAGERS and not wrapped
+                                and (following in ("exec", "x", "dlx", "--") or following in RUNNER_BINS)):
+            wrapped = True  # npx tape, npm exec -- tape, yarn jest, pnpm exec vitest
         elif not wrapped:
             return None
         # else: a wrapper's option or its value (nyc --reporter lcov tape ...)
