@@ -35,7 +35,8 @@ PACKAGE = {
     },
     "devDependencies": {"tape": "^5.9.0"},
 }
-BUGGY = "exports.add = function (a, b) { return a - b; };\nexports.shout = function (s) { return s.toUpperCase() + '!'; };\n"
+BUGGY = ("exports.add = function (a, b) { return a - b; };\n"
+         "exports.shout = function (s) { return s.toUpperCase() + '!'; };\n")
 FIXED = BUGGY.replace("a - b", "a + b")
 MATH_TEST = """var test = require('tape');
 var m = require('../index.js');
