@@ -371,11 +371,11 @@ def selection_command(plan: SuitePlan, tests: list[TestResult]) -> str:
     if default and fw == "node-test":
         # Before the selector: node reads options only before its test files.
         inv.options += raw_words(with_reports(fw, ""))
-    command = inv.render(*_selector(fw, tests, inv))
+    command = inv.render(*_selector(fw, tests, inv, plan.default_command))
     return with_reports(fw, command) if default and fw in REPORTING and fw != "node-test" else command
 
 
-def _selector(fw: str, tests: list[TestResult], inv: Invocation) -> list[str]:
+def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: bool = False) -> list[str]:
     """The words that select ``tests``, appended to the invocation."""
     ids = [t.id for t in tests]
     if fw == "pytest":
@@ -392,6 +392,9 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation) -> list[str]:
                                  kind=ErrorKind.VALIDATION_ERROR, framework=fw)
         if not any(unquote(w).startswith("-count") for w in inv.options):
             inv.options.append("-count=1")
+        if plan_default:
+            # Greenloop's own -race has a fallback without it (no cgo); one test need not race.
+            inv.options = [w for w in inv.options if unquote(w) != "-race"]
         if not all(names):
             return [q(dirs.pop())]  # a package-level entry: the package's tests decide
         if len(names) == 1:

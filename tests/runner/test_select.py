@@ -131,3 +131,11 @@ def test_tests_that_cannot_share_one_selector_are_refused():
         selection_command(plan("go", "go test ./..."), [t("m/p::TestA", file="p/a_test.go"),
                                                         t("m/q::TestB", file="q/b_test.go")])
     assert err.value.kind is ErrorKind.VALIDATION_ERROR
+
+
+def test_greenloops_own_race_flag_is_not_needed_for_one_go_test():
+    test = t("m/p::TestA", file="p/a_test.go")
+    planned = SuitePlan(language="go", framework="go", test_command="go test -json -race ./...")
+    assert "-race" not in shlex.split(single_test_command(planned, test))
+    users = planned.model_copy(update={"default_command": False})
+    assert "-race" in shlex.split(single_test_command(users, test))
