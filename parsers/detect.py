@@ -4,7 +4,6 @@ recorded in the report so a wrong guess is easy to see and override."""
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
@@ -33,13 +32,7 @@ def _modules():
 
 
 def _package_json(root: Path | None) -> dict:
-    if root is None:
-        return {}
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return js_project.package_json(root) if root is not None else {}
 
 
 def from_command(command: str, project_root: Path | None = None, _depth: int = 0) -> Detection | None:

@@ -9,7 +9,6 @@ a container where the workspace is mounted elsewhere.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -61,14 +60,6 @@ def package_manager(root: Path) -> str:
     if (root / "yarn.lock").exists():
         return "yarn"
     return "npm"
-
-
-def _package_json(root: Path) -> dict:
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def with_reports(framework: str, command: str) -> str:
@@ -163,7 +154,7 @@ def _unittest_only(root: Path) -> bool:
 def _build_command(root: Path, language: str) -> str | None:
     """Seed 004's build detection: JS/TS build scripts, tsc, CMake configure+build."""
     if language in ("javascript", "typescript"):
-        scripts = _package_json(root).get("scripts") or {}
+        scripts = js_project.scripts(js_project.package_json(root))
         if isinstance(scripts, dict) and "build" in scripts:
             return f"{package_manager(root)} run build"
         if language == "typescript":
