@@ -318,6 +318,23 @@ def direct_command(step: RunnerStep) -> str:
     return " ".join([*env, *rest])
 
 
+def runner_command(root: Path, command: str, framework: str) -> str | None:
+    """The ``framework`` runner invocation a command reaches through package
+    scripts (``npm test``, ``npm run test:unit``), with what must run before
+    it, ready for a shell; None when the command calls no script that does."""
+    pkg = package_json(root)
+    known = scripts(pkg)
+    for op, segment in split_segments(command):
+        if op == "|":
+            continue
+        for name in _package_script(raw_words(segment), known) or []:
+            res = resolve_script(pkg, name)
+            steps = [s for s in res.steps if s.framework == framework]
+            if steps:
+                return " && ".join([*(prepare_command(p) for p in res.prepare), direct_command(steps[0])])
+    return None
+
+
 def prepare_command(segment: str) -> str:
     """A step kept before the runner, runnable from a plain shell: a
     project's own tool (``tsc``) goes through ``npx``, as ``npm run`` would

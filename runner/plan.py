@@ -47,6 +47,9 @@ class SuitePlan(BaseModel):
     # True when Greenloop chose the command (so it may add reporters and selectors).
     default_command: bool = True
     reason: str = ""
+    # The runner's own invocation when ``test_command`` reaches it through a
+    # package script (``npm test``): single-test runs build on it.
+    runner_command: str | None = None
 
 
 def _family(language: str) -> str:
@@ -228,9 +231,10 @@ def plan_tests(
                 "run_build is true but no build command is known; give build_command",
                 kind=ErrorKind.VALIDATION_ERROR,
             )
+    runner = js_project.runner_command(root, command, fw) if fw in JS_FRAMEWORKS and not default else None
     return SuitePlan(
         language=language_name, framework=fw, test_command=command, build_command=build,
-        fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons),
+        fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons), runner_command=runner,
     )
 
 

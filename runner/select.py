@@ -270,6 +270,8 @@ def _base(plan: SuitePlan) -> tuple[Invocation, bool]:
     """The invocation to build on, and whether it is Greenloop's default
     (then Greenloop's reports are added)."""
     inv = invocation(plan)
+    if inv is None and plan.runner_command:  # `npm test`: the runner the script calls
+        inv = invocation(plan.model_copy(update={"test_command": plan.runner_command}))
     if inv is not None:
         return inv, False
     default = DEFAULT_INVOCATION.get(plan.framework)

@@ -145,3 +145,15 @@ def test_checks_after_the_runner_are_left_out_and_own_tools_go_through_npx(tmp_p
                               ("ava", "typescript", "rimraf")))
     assert plan.test_command == "npx rimraf out && npx tsc && npx ava --tap"
     assert "`nyc check-coverage` in test" in plan.reason and "`npm audit` in test" in plan.reason
+
+
+def test_a_users_npm_test_is_selected_through_the_runner_its_script_calls(tmp_path):
+    from greenloop.parsers.models import Status, TestResult
+    from greenloop.runner.select import single_test_command
+
+    root = project(tmp_path, {"pretest": "npm run lint", "lint": "eslint .", "test": "jest --config jest.unit.js"},
+                   ("jest",))
+    plan = plan_tests(root, test_command="npm test")
+    assert plan.framework == "jest" and plan.runner_command == "npx jest --config jest.unit.js"
+    test = TestResult(id="Cart › adds", status=Status.FAILED, file="cart.test.js")
+    assert single_test_command(plan, test) == "npx jest --config jest.unit.js cart.test.js -t '^Cart\\ adds$'"
