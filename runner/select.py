@@ -229,7 +229,9 @@ def invocation(plan: SuitePlan) -> Invocation | None:
         end = _head_end(fw, words)
         if end is None:
             continue
-        before = "".join(f"{s} {segments[j + 1][0]} " for j, (_, s) in enumerate(segments[:k]))
+        # What ran before the runner (cd, a build) stays; earlier runs of the runner itself do not.
+        before = "".join(f"{s} {segments[j + 1][0]} " for j, (_, s) in enumerate(segments[:k])
+                         if _head_end(fw, raw_words(s)) is None)
         inv = Invocation(before=before, head=words[:end])
         args = words[end:]
         if fw == "maven-surefire":  # goals are positional and stay

@@ -139,3 +139,8 @@ def test_greenloops_own_race_flag_is_not_needed_for_one_go_test():
     assert "-race" not in shlex.split(single_test_command(planned, test))
     users = planned.model_copy(update={"default_command": False})
     assert "-race" in shlex.split(single_test_command(users, test))
+
+
+def test_earlier_runs_of_the_runner_give_way_but_a_build_before_them_stays():
+    p = plan("tape", "npm run build && npx tape test/a/*.js && npx tape test/b/*.js")
+    assert single_test_command(p, t("x", file="test/a/m.js")) == "npm run build && npx tape test/a/m.js"
