@@ -335,6 +335,12 @@ def runner_command(root: Path, command: str, framework: str) -> str | None:
     return None
 
 
+def _names_test_script(pkg: dict, segment: str) -> bool:
+    """Whether a command passes the name of a script that runs tests to some
+    tool (``npm-run-posix-or-windows tests-only``, ``concurrently test:*``)."""
+    return any(resolve_script_steps(pkg, unquote(w)) for w in raw_words(segment)[1:])
+
+
 def prepare_command(segment: str) -> str:
     """A step kept before the runner, runnable from a plain shell: a
     project's own tool (``tsc``) goes through ``npx``, as ``npm run`` would
@@ -375,8 +381,10 @@ def plan_js_tests(root: Path) -> JsTestCommand | None:
                              npm_script="test" if "test" in known else None, reason=why)
     framework = resolution.steps[0].framework
     steps = [s for s in resolution.steps if s.framework == framework]
-    # What the tests need first: the chosen script's own, then what `test` does before it (a build).
-    prepare = [*resolution.prepare, *(p for p in test.prepare if p not in resolution.prepare)]
+    # What the tests need first: the chosen script's own, then what `test` does before it (a
+    # build), but not a tool that runs a test script by name (npm-run-posix-or-windows tests-only).
+    prepare = [*resolution.prepare, *(p for p in test.prepare if p not in resolution.prepare
+                                      and not _names_test_script(pkg, p))]
     command = " && ".join([*(prepare_command(p) for p in prepare), *(direct_command(s) for s in steps)])
     where = steps[0].script
     reason = f"package.json script {chosen!r}"
@@ -387,7 +395,10 @@ def plan_js_tests(root: Path) -> JsTestCommand | None:
     left_out = [*resolution.left_out, *other]
     if chosen != "test" and "test" in known:
         reason += f"; preferred to 'test' (`{known['test']}`)"
-        extra = [x for x in test.left_out if x not in left_out]
+        chosen_commands = {s.command for s in resolution.steps}
+        extra = [x for x in test.left_out if x not in left_out and not x.startswith("the wrapper")]
+        extra += [f"`{s.command}` in {s.script}" for s in test.steps if s.command not in chosen_commands]
+        extra += [f"`{p}`" for p in test.prepare if _names_test_script(pkg, p)]
         if extra:
             reason += ", which also runs " + ", ".join(extra)
     reason += f"; Greenloop runs `{command}` directly"

@@ -157,3 +157,22 @@ def test_a_users_npm_test_is_selected_through_the_runner_its_script_calls(tmp_pa
     assert plan.framework == "jest" and plan.runner_command == "npx jest --config jest.unit.js"
     test = TestResult(id="Cart › adds", status=Status.FAILED, file="cart.test.js")
     assert single_test_command(plan, test) == "npx jest --config jest.unit.js cart.test.js -t '^Cart\\ adds$'"
+
+
+def test_a_tool_that_runs_the_test_only_script_by_name_is_not_kept_as_a_build(tmp_path):
+    # tape's own package.json: `test` runs tests-only through npm-run-posix-or-windows.
+    plan = plan_tests(project(tmp_path, {
+        "pretest": "npm run lint", "lint": "eslint .", "test": "npm-run-posix-or-windows tests-only",
+        "tests-only": "cross-env NODE_OPTIONS='--no-warnings' nyc tap 'test/*.js'",
+        "posttest": "npx npm@'>=10.2' audit --production"}, ("tap", "nyc", "cross-env", "npm-run-posix-or-windows")))
+    assert plan.framework == "node-tap"
+    assert plan.test_command.startswith("NODE_OPTIONS='--no-warnings' npx tap 'test/*.js' --reporter=tap")
+    assert "npm-run-posix-or-windows" not in plan.test_command
+
+
+def test_other_test_steps_of_test_are_named_when_a_test_only_script_is_chosen(tmp_path):
+    plan = plan_tests(project(tmp_path, {
+        "test": "npm run tests-only && npm run test:corejs", "tests-only": "nyc tape 'test/*.js'",
+        "test:corejs": "nyc tape test-core-js.js 'test/*.js'"}, ("tape", "nyc")))
+    assert plan.test_command == "npx tape 'test/*.js'"
+    assert "`tape test-core-js.js 'test/*.js'` in test:corejs" in plan.reason
