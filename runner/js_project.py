@@ -192,7 +192,7 @@ def is_checking_step(segment: str) -> bool:
         words = words[1:]
     if not words:
         return False
-    head = _bin(words[0])
+    head = re.sub(r"(?<=.)@.*$", "", _bin(words[0]))  # npx npm@'>=10.2' audit
     sub = words[1] if len(words) > 1 else ""
     if head in CHECK_TOOLS:
         return True
