@@ -23,6 +23,7 @@ MODULES: dict[str, str] = {
     "mocha": "greenloop.parsers.mocha",
     "tape": "greenloop.parsers.tape",
     "node-tap": "greenloop.parsers.node_tap",
+    "ava": "greenloop.parsers.ava",
     "node-test": "greenloop.parsers.node_test",
     "cargo-test": "greenloop.parsers.cargo",
     "junit-console": "greenloop.parsers.junit_console",

@@ -30,6 +30,7 @@ DEFAULT_FRAMEWORK = {
 FRAMEWORK_LANGUAGE = {
     "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
     "mocha": "javascript", "node-test": "javascript", "tape": "javascript", "node-tap": "javascript",
+    "ava": "javascript",
     "cargo-test": "rust", "junit-console": "java",
     "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
 }
@@ -82,10 +83,7 @@ def with_reports(framework: str, command: str) -> str:
     return command + extra
 
 
-JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap")
-# Runners Greenloop has no parser of its own for: read through their TAP
-# output where they have one, else by the generic parser (exit code only).
-JS_GENERIC_RUNNERS = {"ava": " --tap", "uvu": "", "jasmine": ""}
+JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap", "ava")
 
 
 def _node_tap_no_coverage(root: Path) -> str:
@@ -122,7 +120,8 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
             command += " --ci"
         elif js.framework == "node-tap" and re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
             command += " --reporter=tap" + _node_tap_no_coverage(root)
-        command += JS_GENERIC_RUNNERS.get(js.framework, "")
+        elif js.framework == "ava" and "--tap" not in command.split():
+            command += " --tap"
         return with_reports(framework, command), fallbacks
     direct = {
         "jest": "npx jest --ci",
@@ -131,6 +130,7 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
         "node-test": "node --test",
         "tape": "npx tape 'test/**/*.js'",
         "node-tap": "npx tap --reporter=tap",
+        "ava": "npx ava --tap",
     }.get(framework)
     if direct is None:
         return fallbacks[0], fallbacks[1:]
@@ -240,14 +240,14 @@ def plan_tests(
 
 def _js_without_parser(root: Path, reasons: list[str]) -> str | None:
     """``generic`` for a JavaScript project whose runner Greenloop has no
-    parser for (ava, uvu, jasmine) or whose test script names no runner (it
+    parser for (uvu, jasmine) or whose test script names no runner (it
     is run as the user would, without its pre/post hooks); None when
     package.json has neither, so the language's default applies."""
     js = js_project.plan_js_tests(root)
     if js is not None:
         reasons.append(js.reason)
-        reasons.append(f"Greenloop has no {js.framework} parser: results are read from its TAP output "
-                       "if it writes any, else from the exit code only")
+        reasons.append(f"Greenloop has no {js.framework} parser (its reporter names failing tests only): "
+                       "results are read from TAP or JUnit output if it writes any, else from the exit code")
         return "generic"
     test = js_project.scripts(js_project.package_json(root)).get("test")
     if test and "no test specified" not in test:

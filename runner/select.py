@@ -63,6 +63,7 @@ VALUE_OPTIONS: dict[str, set[str]] = {
                   "--test-reporter-destination", "--test-name-pattern", "--test-skip-pattern",
                   "--test-concurrency", "--test-timeout", "--env-file", "-C", "--conditions"},
     "tape": {"-r", "--require", "-i", "--ignore", "--ignore-pattern"},
+    "ava": {"-m", "--match", "-c", "--concurrency", "--config", "-T", "--timeout", "--node-arguments"},
     "node-tap": {"-R", "--reporter", "-g", "--grep", "-t", "--timeout", "-j", "--jobs", "-o",
                  "--output-file", "--node-arg", "-i", "--include", "--exclude", "-c", "--config"},
     "rspec": {"-f", "--format", "-o", "--out", "-r", "--require", "-e", "--example", "-t", "--tag", "-I",
@@ -88,6 +89,7 @@ SELECTION_OPTIONS: dict[str, set[str]] = {
     "vitest": {"-t", "--testNamePattern", "--changed"},
     "mocha": {"-g", "--grep", "-f", "--fgrep", "--spec", "-i", "--invert"},
     "node-test": {"--test-name-pattern", "--test-only"},
+    "ava": {"-m", "--match", "-u", "--update-snapshots", "-w", "--watch"},
     "node-tap": {"-g", "--grep", "-O", "--only", "--changed"},
     "rspec": {"-e", "--example", "--only-failures", "--next-failure", "-E", "--example-matches"},
     "phpunit": {"--filter"},
@@ -98,7 +100,7 @@ SELECTION_OPTIONS: dict[str, set[str]] = {
 DEFAULT_INVOCATION = {
     "pytest": "python -m pytest", "unittest": "python -m unittest -v", "go": "go test -json",
     "cargo-test": "cargo test", "jest": "npx jest --ci", "vitest": "npx vitest run", "mocha": "npx mocha",
-    "node-test": "node --test", "tape": "npx tape", "node-tap": "npx tap --reporter=tap",
+    "node-test": "node --test", "tape": "npx tape", "node-tap": "npx tap --reporter=tap", "ava": "npx ava --tap",
     "rspec": "rspec", "phpunit": "phpunit", "ctest": "ctest --test-dir build --output-on-failure",
     "maven-surefire": "mvn -B test",
 }
@@ -159,7 +161,7 @@ def _head_end(framework: str, words: list[str]) -> int | None:
             for i in range(start + 1, len(values)):
                 if values[i] == "test":
                     return i + 1
-    elif framework in ("jest", "vitest", "mocha", "tape", "node-tap", "node-test"):
+    elif framework in ("jest", "vitest", "mocha", "tape", "node-tap", "node-test", "ava"):
         found = js_project.runner_in_segment(" ".join(words), {"tape"} if framework == "tape" else
                                              {"tap"} if framework == "node-tap" else set())
         if found and found[0] == framework:
@@ -430,6 +432,12 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
     if fw == "tape":
         # tape has no name filter: the test's file runs whole, or the whole suite when its file is unknown.
         return _files(tests, inv)
+    if fw == "ava":
+        # The suite's files stay, so AVA's "file › " prefix, and the id, are the same.
+        out = list(inv.positionals)
+        for title in dict.fromkeys(i.split(" › ")[-1] for i in ids):
+            out += ["--match", q(title)]
+        return out
     if fw == "node-tap":
         t = _one(tests, fw, "its --grep patterns apply per level")
         levels = t.id.split(" > ")

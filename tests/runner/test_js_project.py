@@ -40,11 +40,15 @@ def test_the_runner_and_its_own_arguments_come_from_the_test_script(tmp_path, sc
     assert f"'test' runs {framework}" in plan.reason
 
 
-@pytest.mark.parametrize("runner, command", [
-    ("ava", "npx ava --tap"), ("uvu", "npx uvu tests"), ("jasmine", "npx jasmine"),
-])
+def test_ava_runs_with_its_tap_reporter(tmp_path):
+    plan = plan_tests(project(tmp_path, {"test": "xo && ava --verbose"}, ("ava", "xo")))
+    assert (plan.framework, plan.test_command) == ("ava", "npx ava --verbose --tap")
+    assert "`xo` in test" in plan.reason
+
+
+@pytest.mark.parametrize("runner, command", [("uvu", "npx uvu tests"), ("jasmine", "npx jasmine")])
 def test_runners_without_a_parser_of_their_own_are_named_and_run(tmp_path, runner, command):
-    scripts = {"test": {"ava": "ava", "uvu": "uvu tests", "jasmine": "jasmine"}[runner]}
+    scripts = {"test": {"uvu": "uvu tests", "jasmine": "jasmine"}[runner]}
     plan = plan_tests(project(tmp_path, scripts, (runner,)))
     # Not jest (the old default for JavaScript): the project's runner, read by the generic parser.
     assert plan.framework == "generic" and plan.test_command == command
@@ -144,6 +148,7 @@ def test_checks_after_the_runner_are_left_out_and_own_tools_go_through_npx(tmp_p
     plan = plan_tests(project(tmp_path, {"test": "rimraf out && tsc && ava && nyc check-coverage && npm audit"},
                               ("ava", "typescript", "rimraf")))
     assert plan.test_command == "npx rimraf out && npx tsc && npx ava --tap"
+    assert plan.framework == "ava"
     assert "`nyc check-coverage` in test" in plan.reason and "`npm audit` in test" in plan.reason
 
 

@@ -91,6 +91,8 @@ def test_phpunit_filter_matches_data_sets_of_the_method():
     ("tape", "node test/index.js", t("adds numbers"), "node test/index.js"),
     ("node-tap", "npx tap test/ --reporter=tap --disable-coverage", t("test/a.js > group > inner bad", file="test/a.js"),
      "npx tap --reporter=tap --disable-coverage '--grep=^group$' '--grep=^inner\\ bad$' test/a.js"),
+    ("ava", "npx ava --verbose test/*.js --tap", t("math › adds (twice)", file="test/math.js"),
+     "npx ava --verbose --tap test/*.js --match 'adds (twice)'"),
     ("rspec", "bundle exec rspec --format documentation spec/", t("Cart adds", file="spec/cart_spec.rb", line=3),
      "bundle exec rspec --format documentation spec/cart_spec.rb:3"),
     ("phpunit", "vendor/bin/phpunit -c phpunit.xml --colors=always tests", t("VatTest::testX"),
