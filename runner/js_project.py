@@ -6,10 +6,11 @@ file runs. A test script is often more than a test run: ``npm run lint &&
 tape test/*.js``, ``pretest``/``posttest`` hooks that lint and audit,
 coverage wrappers (``nyc``, ``c8``), a TAP formatter behind a pipe. None of
 that decides whether a test passes, and lint or an audit fails offline, so
-Greenloop resolves the script (following ``npm run X``, ``run-s``) down to
-the runner invocations and runs those directly; a script that runs only
-tests (``tests-only``, ``test:unit``...) is preferred and named as the one
-chosen. What was left out is said in the plan's reason.
+Greenloop resolves the script (following ``npm run X``, ``run-s`` and the
+hooks) down to the runner invocations and runs those directly, after the
+steps the tests need (a build, ``tsc``: anything that is not a check); a
+script that runs only tests (``tests-only``, ``test:unit``...) is preferred
+and named as the one chosen. What was left out is said in the plan's reason.
 """
 
 from __future__ import annotations
