@@ -71,15 +71,17 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 
+from greenloop.domain.llm import LLMSettings  # noqa: E402
 from greenloop.llm.scenario import Scenario  # noqa: E402
 from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
-from greenloop.runner.plan import REPORT_DIR, with_reports  # noqa: E402
+from greenloop.runner.plan import with_reports  # noqa: E402
+from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402
 from greenloop.server.history import run_chain  # noqa: E402
 from greenloop.worker import build_worker  # noqa: E402
 from greenloop.workflows import search  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
-from greenloop.workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, SingleRun, SuiteRun  # noqa: E402
+from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteRun  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite"}
 LLM_ACTIVITIES = {"analyze_failure", "propose_fix"}

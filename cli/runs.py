@@ -21,6 +21,8 @@ from temporalio.service import RPCError
 
 from greenloop.cli.output import console, fail, finish
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.domain.llm import LLMSettings
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from greenloop.workflows.models import (
@@ -29,9 +31,7 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
-    LLMSettings,
     RunSummary,
-    SandboxSettings,
 )
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]

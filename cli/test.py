@@ -13,7 +13,7 @@ from greenloop.cli.output import console, finish
 from greenloop.domain.errors import GreenloopError
 from greenloop.runner.phase_test import execute
 from greenloop.runner.protocol import PhaseTestOutput, error_output, parse_input
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 
 
 def test_command(

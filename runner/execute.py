@@ -19,7 +19,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.models import TestReport
 from greenloop.runner.plan import REPORT_DIR, SuitePlan
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, SandboxSettings
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
@@ -34,18 +34,13 @@ class CompletedRun(BaseModel):
     artifacts: str
 
 
-def limits(settings) -> Limits:
-    """The sandbox limits a ``SandboxSettings`` asks for."""
-    return Limits(timeout_s=settings.timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
-                  pids=settings.pids, network=settings.network, tmpfs_mb=settings.tmpfs_mb,
-                  disk_mb=settings.disk_mb)
 
 
-async def _exec(command: str, workspace: Path, out_dir: Path, settings,
+async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
                 heartbeat: Callable[[str], None]) -> ExecResult:
     from greenloop import sandbox  # the sandbox owns isolation and limits
 
-    return await sandbox.run(command, workspace, None, limits(settings), backend=settings.backend,
+    return await sandbox.run(command, workspace, None, settings, backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat)
 
 

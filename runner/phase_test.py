@@ -13,7 +13,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import SuitePlan, plan_tests
 from greenloop.runner.protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 
 TIMEOUT_GROWTH = 1.5
 
