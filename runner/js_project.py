@@ -141,6 +141,8 @@ def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
         name = _bin(word)
         if name in RUNNER_BINS:
             return RUNNER_BINS[name], i
+        if name == "react-scripts" and i + 1 < len(words) and unquote(words[i + 1]) == "test":
+            return "jest", i  # Create React App's jest
         if name in ("node", "nodejs"):
             args = [unquote(x) for x in words[i + 1:]]
             if "--test" in args:
@@ -316,6 +318,8 @@ def direct_command(step: RunnerStep) -> str:
         rest[0] = f"npx {head}"
     if step.framework == "vitest" and not (len(rest) > 1 and unquote(rest[1]) in VITEST_SUBCOMMANDS):
         rest.insert(1, "run")
+    if head == "react-scripts" and not any(unquote(w).startswith("--watchAll") for w in rest):
+        rest.insert(2, "--watchAll=false")  # it watches unless CI is set
     return " ".join([*env, *rest])
 
 

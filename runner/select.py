@@ -166,6 +166,8 @@ def _head_end(framework: str, words: list[str]) -> int | None:
                                              {"tap"} if framework == "node-tap" else set())
         if found and found[0] == framework:
             k = found[1] + 1
+            if names[found[1]] == "react-scripts":
+                k += 1  # react-scripts test
             if framework == "vitest":  # `vitest` alone may watch: always `vitest run`
                 if k < len(values) and values[k] in ("run", "watch"):
                     words[k] = "run"

@@ -181,3 +181,16 @@ def test_other_test_steps_of_test_are_named_when_a_test_only_script_is_chosen(tm
         "test:corejs": "nyc tape test-core-js.js 'test/*.js'"}, ("tape", "nyc")))
     assert plan.test_command == "npx tape 'test/*.js'"
     assert "`tape test-core-js.js 'test/*.js'` in test:corejs" in plan.reason
+
+
+def test_create_react_app_runs_jest_once_without_watching(tmp_path):
+    from greenloop.parsers.models import Status, TestResult
+    from greenloop.runner.select import single_test_command
+
+    plan = plan_tests(project(tmp_path, {"test": "react-scripts test"}, ("react-scripts",)))
+    assert plan.framework == "jest"
+    assert plan.test_command.startswith("npx react-scripts test --watchAll=false --ci --json")
+    test = TestResult(id="App › renders", status=Status.FAILED, file="src/App.test.js")
+    assert single_test_command(plan, test).startswith(
+        "npx react-scripts test --watchAll=false --ci --json --outputFile=.greenloop/reports/jest.json "
+        "--testLocationInResults src/App.test.js -t")
