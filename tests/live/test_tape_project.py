@@ -2,7 +2,8 @@
 
 Its ``npm test`` is what published tape packages do: a ``pretest`` lint
 (eslint, which is not installed, so it fails, as it would offline) and a
-``posttest`` ``npm audit`` (needs the network), around a test-only script.
+``posttest`` ``npm audit`` (needs the network), around a test-only script
+(which has a failing lint hook of its own here too).
 tape comes from the npm registry (cached). Greenloop must find tape (not
 jest), run only the tests, read one result per tape test named by its
 ``# name`` line, and re-run a failing test alone and find it again, before
@@ -29,6 +30,7 @@ PACKAGE = {
     "scripts": {
         "lint": "eslint .",
         "pretest": "npm run lint",
+        "pretests-only": "npm run lint",
         "tests-only": "tape 'test/**/*.js'",
         "test": "npm run tests-only",
         "posttest": "npm audit --omit=dev",
@@ -83,6 +85,7 @@ async def test_tape_is_detected_run_without_its_hooks_and_tests_are_named(tape_p
     assert (plan.language, plan.framework) == ("javascript", "tape"), plan.reason
     assert plan.test_command == "npx tape 'test/**/*.js'"
     assert "'tests-only' runs tape" in plan.reason and "pretest (npm run lint)" in plan.reason
+    assert "pretests-only (npm run lint)" in plan.reason
 
     run = await run_tests(plan, tape_project, tmp_path / "suite", _settings())
 
@@ -126,3 +129,13 @@ async def test_a_failing_tape_test_runs_alone_and_is_found_before_and_after_the_
         (tape_project / "index.js").write_text(BUGGY)
     assert after.report.find("add sums two numbers").status == Status.PASSED
     assert after.report.find("add keeps zero neutral").status == Status.PASSED
+
+
+async def test_the_fallback_runs_the_test_only_script_without_its_hooks(tape_project, tmp_path):
+    # npm >= 7: `npm run --ignore-scripts X` runs X without its preX/postX hooks (here a lint that fails).
+    plan = plan_tests(tape_project)
+    assert plan.fallback_commands[0] == "npm run --ignore-scripts tests-only"
+    run = await run_tests(plan, tape_project, tmp_path / "fallback", _settings(), command=plan.fallback_commands[0])
+    assert {t.id: t.status for t in run.report.tests} == {
+        "add sums two numbers": Status.FAILED, "add keeps zero neutral": Status.PASSED,
+        "shout adds an exclamation mark": Status.PASSED}, run.artifacts
