@@ -43,7 +43,9 @@ SCRIPT_RUNNERS = {"run-s", "run-p", "npm-run-all", "npm-run-all2"}
 TEST_ONLY_SCRIPTS = ("tests-only", "test:only", "test-only", "test:unit", "test-unit", "tests:unit",
                      "unit", "unit-test", "unit:test", "test:node", "test:js")
 # Subcommands / flags that would keep a runner watching instead of exiting.
-WATCH_FLAGS = {"--watch", "--watchAll", "-w", "--watch-all"}
+WATCH_FLAGS = {"--watch", "--watchAll", "--watch-all"}
+# Where ``-w`` means watch (jest's ``-w`` is --maxWorkers).
+SHORT_WATCH = {"mocha", "vitest", "ava", "node-tap"}
 VITEST_SUBCOMMANDS = {"run", "watch", "dev", "related", "bench", "list", "typecheck", "init"}
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Commands that check a project without testing it: linters, formatters,
@@ -310,7 +312,8 @@ def direct_command(step: RunnerStep) -> str:
     are not on a plain shell's PATH), watch modes off."""
     words = raw_words(step.command)
     env = [w for w in words if ENV_ASSIGNMENT.match(unquote(w))]
-    rest = [w for w in words[len(env):] if unquote(w) not in WATCH_FLAGS]
+    watch = WATCH_FLAGS | ({"-w"} if step.framework in SHORT_WATCH else set())
+    rest = [w for w in words[len(env):] if unquote(w) not in watch]
     if not rest:
         return step.command
     head = _bin(rest[0])
