@@ -194,7 +194,8 @@ class FixSuiteWorkflow:
         plan = plan.model_copy(update={"environment": environment})  # every test run uses it
         summary.notes.append(f"environment: {environment.reason}")
 
-        self._set_phase("running the suite")
+        self._set_phase(f"running the suite: {plan.test_command} ({plan.framework}: {plan.reason})")
+        summary.notes.append(f"tests ran with `{plan.test_command}` ({plan.framework}): {plan.reason}")
         initial: SuiteRun = await workflow.execute_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             **run_opts)
