@@ -1,0 +1,302 @@
+"""Published projects with injected bugs: the material of the real-world suite.
+
+Each project is a pinned release taken from its registry at test time (a PyPI
+sdist through ``pip download``, an npm tarball through ``npm pack``), checked
+against its sha256 and cached under ``~/.cache/greenloop-realworld`` (or
+``$GREENLOOP_REALWORLD_CACHE``), so reruns need no network for the archives.
+No third-party source is committed: only the pins, the bugs and the scenarios.
+
+A ``Bug`` is a small edit of the project's own source (``original`` becomes
+``injected``, each occurring exactly once) and the tests it breaks, named by a
+regular expression on their ids. The project's scenario (``scenarios/NAME.yaml``)
+is the scripted LLM's part: for a test that fails, it proposes the original code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = HERE / "scenarios"
+
+# Commits made by the suite never depend on the user's git configuration.
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "realworld", "GIT_AUTHOR_EMAIL": "realworld@greenloop.invalid",
+                "GIT_COMMITTER_NAME": "realworld", "GIT_COMMITTER_EMAIL": "realworld@greenloop.invalid"}
+
+
+class MaterialError(Exception):
+    """The published material is not what the suite was written against."""
+
+
+class Bug(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str       # file inside the project
+    original: str   # the published code (occurs exactly once)
+    injected: str   # what the suite puts in its place
+    breaks: str     # regex on the ids of the tests it makes fail (each must end FIXED)
+    what: str       # the bug in words (README)
+
+
+class Project(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    registry: Literal["pypi", "npm"]
+    version: str
+    archive: str    # file name of the published archive
+    sha256: str
+    kind: str       # what this project stands for (README)
+    tests_dir: str  # the archive must carry its tests here
+    bugs: tuple[Bug, ...]
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}=={self.version}" if self.registry == "pypi" else f"{self.name}@{self.version}"
+
+    @property
+    def scenario(self) -> Path:
+        return SCENARIOS / f"{self.name}.yaml"
+
+
+PROJECTS: tuple[Project, ...] = (
+    Project(
+        name="humanize", registry="pypi", version="4.11.0", archive="humanize-4.11.0.tar.gz",
+        sha256="e66f36020a2d5a974c504bd2555cf770621dbdbb6d82f94a6857c0b1ea2608be",
+        kind="Python, src/ layout, test extras in [project.optional-dependencies] (tests), hatch-vcs version, "
+             "pytest with filterwarnings = error",
+        tests_dir="tests",
+        bugs=(
+            Bug(path="src/humanize/lists.py",
+                original='return ", ".join(str(item) for item in items[:-1])',
+                injected='return ", ".join(str(item) for item in items[:-2])',
+                breaks=r"test_lists\.py::test_natural_list",
+                what="natural_list() drops the second-to-last item of lists of three or more (off by one)"),
+            Bug(path="src/humanize/filesize.py",
+                original="if abs_bytes == 1 and not gnu:",
+                injected="if abs_bytes == 1 and gnu:",
+                breaks=r"test_filesize\.py::test_naturalsize\[test_args\d+-1 Byte\]",
+                what="naturalsize(1) says '1 Bytes' (negated condition)"),
+        ),
+    ),
+    Project(
+        name="structlog", registry="pypi", version="24.4.0", archive="structlog-24.4.0.tar.gz",
+        sha256="b27bfecede327a6d2da5fbc96bd859f114ecc398a6389d664f62085ee7ae6fc4",
+        kind="Python, src/ layout, test extras (tests) with pytest-asyncio, plugin-heavy pytest config: "
+             "--strict-markers --strict-config, xfail_strict, asyncio_mode = auto, filterwarnings",
+        tests_dir="tests",
+        bugs=(
+            Bug(path="src/structlog/processors.py",
+                original="            if replace_by is not None:\n                event_dict[\"event\"] = replace_by",
+                injected="            if replace_by is None:\n                event_dict[\"event\"] = replace_by",
+                breaks=r"TestRenameKey::test_(rename_twice|replace_by_key_is_optional)",
+                what="EventRenamer(replace_by=...) renames only when the key is missing (flipped comparison)"),
+            Bug(path="src/structlog/_log_levels.py",
+                original='        return "error"',
+                injected='        return "exception"',
+                breaks=r"test_log_level_alias_normalized\[exception-error\]|test_captures_log_level_mapping",
+                what="the 'exception' log method is no longer reported as level 'error'"),
+        ),
+    ),
+    Project(
+        name="blinker", registry="pypi", version="1.9.0", archive="blinker-1.9.0.tar.gz",
+        sha256="b4ce2265a7abece45e7cc896e98dbebe6cead56bcf805a3d23136d145f5445bf",
+        kind="Python, src/ layout, test dependencies in requirements/tests.txt (pinned pytest-asyncio), "
+             "filterwarnings = error, asyncio_mode = auto",
+        tests_dir="tests",
+        bugs=(
+            Bug(path="src/blinker/base.py",
+                original="        if sender is ANY:\n            return False",
+                injected="        if sender is ANY:\n            return True",
+                breaks=r"test_signals\.py::test_has_receivers$",
+                what="has_receivers_for(ANY) is True with no receiver for ANY (wrong constant)"),
+            Bug(path="src/blinker/base.py",
+                original="                result = await _sync_wrapper(receiver)(sender, **kwargs)",
+                injected="                result = _sync_wrapper(receiver)(sender, **kwargs)",
+                breaks=r"test_signals\.py::test_async_receiver",
+                what="send_async() forgets to await wrapped sync receivers (an un-awaited coroutine, "
+                     "an error under filterwarnings = error)"),
+        ),
+    ),
+    Project(
+        name="minimist", registry="npm", version="1.2.8", archive="minimist-1.2.8.tgz",
+        sha256="350a76c115b393c19d24654834261e5dc9f0e8cc5e08f3937fa80140f3e4ce83",
+        kind="JavaScript, tape (TAP) under nyc; `test` is wrapped in a `pretest` eslint hook and a `posttest` "
+             "`aud` audit (needs the network); a `tests-only` script; no lockfile",
+        tests_dir="test",
+        bugs=(
+            Bug(path="index.js",
+                original="value = value !== 'false';",
+                injected="value = value === 'false';",
+                breaks=r"boolean --boool=(true|false)",
+                what="--flag=true/--flag=false for a boolean flag are read inverted (flipped comparison)"),
+            Bug(path="index.js",
+                original="argv._.push.apply(argv._, args.slice(i + 1));",
+                injected="argv._.push.apply(argv._, args.slice(i + 2));",
+                breaks=r"stops parsing on the first non-option when stopEarly is set",
+                what="stopEarly drops the argument after the first non-option (off by one)"),
+        ),
+    ),
+    Project(
+        name="json-schema-traverse", registry="npm", version="1.0.0", archive="json-schema-traverse-1.0.0.tgz",
+        sha256="023222622df29fc274bde5d3590e47aa1d4a8e3c1d6e2aba029948ed79799b21",
+        kind="JavaScript, mocha (spec/ folder, BDD) under nyc; `test` runs eslint before the tests; "
+             "a `test-spec` script; no lockfile",
+        tests_dir="spec",
+        bugs=(
+            Bug(path="index.js",
+                original="(opts.allKeys && !(key in traverse.skipKeywords))",
+                injected="(opts.allKeys && (key in traverse.skipKeywords))",
+                breaks=r"should traverse objects with allKeys: true option"
+                       r"|should NOT travers objects in standard keywords which value is not a schema",
+                what="allKeys traverses exactly the keywords it should skip (negation lost)"),
+            Bug(path="index.js",
+                original="  var post = cb.post || function() {};",
+                injected="  var post = cb.pre || function() {};",
+                breaks=r"should traverse schema in (pre-order|post-order|pre- and post-order at the same time)",
+                what="the post-order callback is the pre-order one (wrong property)"),
+        ),
+    ),
+    Project(
+        name="flat", registry="npm", version="5.0.2", archive="flat-5.0.2.tgz",
+        sha256="d772de42fa0c5e2b3d940c351873743d9149e5d343f11523dcfb6619f8feed42",
+        kind="JavaScript, mocha with the TDD interface (suite/test); `test` runs `standard` lint after the "
+             "tests; CLI tests spawn node; no lockfile",
+        tests_dir="test",
+        bugs=(
+            Bug(path="index.js",
+                original="(!opts.maxDepth || currentDepth < maxDepth)",
+                injected="(!opts.maxDepth || currentDepth <= maxDepth)",
+                breaks=r"Custom Depth",
+                what="flatten({maxDepth}) goes one level too deep (off by one)"),
+            Bug(path="index.js",
+                original="const overwrite = opts.overwrite || false",
+                injected="const overwrite = opts.overwrite && false",
+                breaks=r"Overwrite|non-object keys \+ overwrite should be overwritten",
+                what="unflatten({overwrite: true}) never overwrites (wrong operator)"),
+        ),
+    ),
+)
+
+
+def project(name: str) -> Project:
+    return next(p for p in PROJECTS if p.name == name)
+
+
+# --- the archives -----------------------------------------------------------------
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("GREENLOOP_REALWORLD_CACHE", Path.home() / ".cache" / "greenloop-realworld"))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fetch(p: Project) -> Path:
+    """The project's published archive, from the cache or its registry."""
+    archives = cache_dir() / "archives"
+    path = archives / p.archive
+    if not path.is_file():
+        archives.mkdir(parents=True, exist_ok=True)
+        staging = archives / f".fetch-{p.name}-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        if p.registry == "pypi":
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                   "--dest", str(staging), p.spec]
+        else:
+            cmd = ["npm", "pack", "--silent", "--pack-destination", str(staging), p.spec]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        got = staging / p.archive
+        if done.returncode != 0 or not got.is_file():
+            shutil.rmtree(staging, ignore_errors=True)
+            raise MaterialError(f"could not fetch {p.spec} ({' '.join(cmd)}): {(done.stdout + done.stderr)[-1500:]}")
+        got.replace(path)
+        shutil.rmtree(staging, ignore_errors=True)
+    digest = _sha256(path)
+    if digest != p.sha256:
+        raise MaterialError(f"{path} has sha256 {digest}, expected {p.sha256} for {p.spec}")
+    return path
+
+
+def unpack(p: Project, dest: Path) -> Path:
+    """The published tree of ``p`` at ``dest`` (the archive's top folder stripped)."""
+    archive = fetch(p)
+    dest.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        members = []
+        for m in tar.getmembers():
+            parts = Path(m.name).parts
+            if len(parts) < 2:
+                continue
+            m.name = str(Path(*parts[1:]))
+            members.append(m)
+        tar.extractall(dest, members=members, filter="data")
+    if not (dest / p.tests_dir).is_dir():
+        raise MaterialError(f"{p.spec}: the published archive has no {p.tests_dir}/ folder of tests")
+    return dest
+
+
+def inject(p: Project, root: Path) -> None:
+    """Put every bug of ``p`` into the tree at ``root``."""
+    for bug in p.bugs:
+        path = root / bug.path
+        text = path.read_text(encoding="utf-8")
+        if text.count(bug.original) != 1:
+            raise MaterialError(f"{p.spec}: {bug.path} has {text.count(bug.original)} copies of {bug.original!r}")
+        path.write_text(text.replace(bug.original, bug.injected), encoding="utf-8")
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_IDENTITY}
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def commit_all(root: Path, message: str) -> None:
+    """Make ``root`` a git repository whose one commit holds every file, ignored or not."""
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "--all", "--force", ".")
+    git(root, "commit", "--quiet", "--no-verify", "-m", message)
+
+
+def buggy_checkout(p: Project, dest: Path) -> Path:
+    """A git repository of ``p`` with its bugs in, as a user would hand it to Greenloop."""
+    unpack(p, dest)
+    inject(p, dest)
+    commit_all(dest, f"{p.spec} with {len(p.bugs)} injected bug(s)")
+    return dest
+
+
+def tree_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (outside .git) and its bytes, by relative path."""
+    files: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == ".git" or path.is_dir():
+            continue
+        files[rel.as_posix()] = path.read_bytes() if not path.is_symlink() else os.readlink(path).encode()
+    return files
+
+
+def differences(left: Path, right: Path) -> list[str]:
+    """What differs between two trees (outside .git): missing, extra and changed files."""
+    a, b = tree_files(left), tree_files(right)
+    out = [f"only in {left}: {k}" for k in sorted(a.keys() - b.keys())]
+    out += [f"only in {right}: {k}" for k in sorted(b.keys() - a.keys())]
+    out += [f"differs: {k}" for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
+    return out
+
+
+def matching(pattern: str, ids: list[str]) -> list[str]:
+    return [t for t in ids if re.search(pattern, t)]

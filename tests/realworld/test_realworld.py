@@ -1,0 +1,100 @@
+"""Published projects with injected bugs, driven to green by ``greenloop run`` as a
+new user would: the project as it was published (a git checkout, no environment
+built, no flag but the scripted LLM), the real dev server, the real sandbox.
+
+Each run must end ``completed`` with every test the bugs broke FIXED, and its
+patch, applied to the buggy checkout, must give back the published files byte
+for byte. The material itself (see ``projects.py``) is checked first: the
+archive is the pinned one, ships its tests, and the scenario proposes exactly
+the published code for every bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from greenloop.llm.scenario import Scenario
+from tests.conftest import REPO
+from tests.realworld.projects import (
+    PROJECTS,
+    Project,
+    buggy_checkout,
+    differences,
+    git,
+    inject,
+    matching,
+    unpack,
+)
+
+IDS = [p.name for p in PROJECTS]
+# A cold environment cache installs every project's test dependencies from its registry.
+RUN_TIMEOUT_S = 840
+
+
+def greenloop_run(repo, scenario, address: str, data_home) -> subprocess.CompletedProcess:
+    """``greenloop run REPO --scripted SCENARIO --json`` as a user starts it: no key,
+    no environment of Greenloop's own; only the run's data lands in ``data_home``."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "GREENLOOP_", "VIRTUAL_ENV", "PYTHON"))}
+    env["XDG_DATA_HOME"] = str(data_home)
+    return subprocess.run([sys.executable, "-m", "greenloop.cli.main", "run", str(repo), "--scripted", str(scenario),
+                           "--address", address, "--json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
+
+
+def scripted_fixes(p: Project) -> set[tuple[str, str, str]]:
+    """(path, old, new) of every replace_in_file the scenario's rules propose."""
+    return {(c.input["path"], c.input["old_text"], c.input["new_text"])
+            for rule in Scenario.load(p.scenario).rules for c in rule.response.tool_calls
+            if c.name == "replace_in_file"}
+
+
+@pytest.mark.parametrize("p", PROJECTS, ids=IDS)
+def test_the_material_is_the_published_project_with_its_bugs(p: Project, tmp_path):
+    pristine = unpack(p, tmp_path / "pristine")  # pinned sha256, ships its tests
+    buggy = unpack(p, tmp_path / "buggy")
+    inject(p, buggy)
+    changed = {d.removeprefix("differs: ") for d in differences(pristine, buggy)}
+    assert changed == {b.path for b in p.bugs}
+    # The scripted LLM proposes the published code for every bug, and nothing else.
+    assert scripted_fixes(p) == {(b.path, b.injected, b.original) for b in p.bugs}
+
+
+@pytest.mark.timeout(RUN_TIMEOUT_S + 60)
+@pytest.mark.parametrize("p", PROJECTS, ids=IDS)
+async def test_greenloop_drives_the_published_project_back_to_green(p: Project, temporal_env, tmp_path):
+    pristine = unpack(p, tmp_path / "pristine")
+    repo = buggy_checkout(p, tmp_path / p.name)
+    head = git(repo, "rev-parse", "HEAD")
+
+    done = greenloop_run(repo, p.scenario, temporal_env.client.service_client.config.target_host,
+                         tmp_path / "data")
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    summary = json.loads(done.stdout)
+    story = json.dumps({k: summary.get(k) for k in ("state", "framework", "fixed", "escalated", "skipped",
+                                                     "still_failing", "initial", "final", "notes")}, indent=1)
+    assert summary["state"] == "completed", story
+
+    # Every test an injected bug broke failed at first and ends FIXED; nothing is left failing.
+    for bug in p.bugs:
+        assert matching(bug.breaks, summary["fixed"]), f"no FIXED test matches {bug.breaks!r}\n{story}"
+    assert summary["still_failing"] == [] and summary["escalated"] == [] and summary["skipped"] == [], story
+    assert summary["initial"]["failed"] + summary["initial"]["errored"] >= len(p.bugs), story
+    assert summary["final"]["failed"] == 0 and summary["final"]["errored"] == 0, story
+    assert summary["final"]["passed"] >= summary["initial"]["passed"] + len(p.bugs), story
+
+    # The user's checkout is untouched: same commit, nothing modified or added.
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all") == ""
+
+    # The run's patch turns the buggy checkout back into the published project, byte for byte.
+    patched = tmp_path / "patched"
+    shutil.copytree(repo, patched, symlinks=True)
+    git(patched, "apply", "--verbose", summary["patch"])
+    assert differences(patched, pristine) == []
