@@ -59,6 +59,11 @@ class Project(BaseModel):
     kind: str       # what this project stands for (README)
     tests_dir: str  # the archive must carry its tests here
     bugs: tuple[Bug, ...]
+    # How the project's own docs/CI install and run its tests, used only by ``by_hand.py``
+    # to check the material outside Greenloop (a throwaway venv first on PATH, or
+    # node_modules); the test command prints a report it reads: pytest -rf, TAP, mocha JSON.
+    hand_install: tuple[str, ...]
+    hand_test: tuple[str, ...]
 
     @property
     def spec(self) -> str:
@@ -76,6 +81,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="Python, src/ layout, test extras in [project.optional-dependencies] (tests), hatch-vcs version, "
              "pytest with filterwarnings = error",
         tests_dir="tests",
+        hand_install=("python", "-m", "pip", "install", "-e", ".[tests]"), hand_test=("python", "-m", "pytest", "-rf"),
         bugs=(
             Bug(path="src/humanize/lists.py",
                 original='return ", ".join(str(item) for item in items[:-1])',
@@ -95,6 +101,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="Python, src/ layout, test extras (tests) with pytest-asyncio, plugin-heavy pytest config: "
              "--strict-markers --strict-config, xfail_strict, asyncio_mode = auto, filterwarnings",
         tests_dir="tests",
+        hand_install=("python", "-m", "pip", "install", "-e", ".[tests]"), hand_test=("python", "-m", "pytest", "-rf"),
         bugs=(
             Bug(path="src/structlog/processors.py",
                 original="            if replace_by is not None:\n                event_dict[\"event\"] = replace_by",
@@ -114,6 +121,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="Python, src/ layout, test dependencies in requirements/tests.txt (pinned pytest-asyncio), "
              "filterwarnings = error, asyncio_mode = auto",
         tests_dir="tests",
+        hand_install=("python", "-m", "pip", "install", "-e", ".", "-r", "requirements/tests.txt"), hand_test=("python", "-m", "pytest", "-rf"),
         bugs=(
             Bug(path="src/blinker/base.py",
                 original="        if sender is ANY:\n            return False",
@@ -134,6 +142,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="JavaScript, tape (TAP) under nyc; `test` is wrapped in a `pretest` eslint hook and a `posttest` "
              "`aud` audit (needs the network); a `tests-only` script; no lockfile",
         tests_dir="test",
+        hand_install=("npm", "install"), hand_test=("npx", "tape", "test/**/*.js"),
         bugs=(
             Bug(path="index.js",
                 original="value = value !== 'false';",
@@ -153,6 +162,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="JavaScript, mocha (spec/ folder, BDD) under nyc; `test` runs eslint before the tests; "
              "a `test-spec` script; no lockfile",
         tests_dir="spec",
+        hand_install=("npm", "install"), hand_test=("npx", "mocha", "spec", "--reporter", "json"),
         bugs=(
             Bug(path="index.js",
                 original="(opts.allKeys && !(key in traverse.skipKeywords))",
@@ -173,6 +183,7 @@ PROJECTS: tuple[Project, ...] = (
         kind="JavaScript, mocha with the TDD interface (suite/test); `test` runs `standard` lint after the "
              "tests; CLI tests spawn node; no lockfile",
         tests_dir="test",
+        hand_install=("npm", "install"), hand_test=("npx", "mocha", "-u", "tdd", "--reporter", "json"),
         bugs=(
             Bug(path="index.js",
                 original="(!opts.maxDepth || currentDepth < maxDepth)",
