@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from tests.realworld.projects import (
     PROJECTS,
     Project,
     buggy_checkout,
+    cache_dir,
     differences,
     git,
     inject,
@@ -37,9 +39,16 @@ IDS = [p.name for p in PROJECTS]
 RUN_TIMEOUT_S = 840
 
 
-def greenloop_run(repo, scenario, address: str, data_home) -> subprocess.CompletedProcess:
+def data_home() -> Path:
+    """The runs' XDG data directory. It outlives the session, as a user's does, so
+    Greenloop's environment cache in it makes reruns warm; each passing run's own
+    directory is removed afterwards (a failing one is kept to look at)."""
+    return cache_dir() / "data-home"
+
+
+def greenloop_run(repo, scenario, address: str, data_home: Path) -> subprocess.CompletedProcess:
     """``greenloop run REPO --scripted SCENARIO --json`` as a user starts it: no key,
-    no environment of Greenloop's own; only the run's data lands in ``data_home``."""
+    no environment of Greenloop's own, no option but the scripted LLM."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "GREENLOOP_", "VIRTUAL_ENV", "PYTHON"))}
     env["XDG_DATA_HOME"] = str(data_home)
@@ -73,13 +82,17 @@ async def test_greenloop_drives_the_published_project_back_to_green(p: Project, 
     repo = buggy_checkout(p, tmp_path / p.name)
     head = git(repo, "rev-parse", "HEAD")
 
-    done = greenloop_run(repo, p.scenario, temporal_env.client.service_client.config.target_host,
-                         tmp_path / "data")
-    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    summary = json.loads(done.stdout)
-    story = json.dumps({k: summary.get(k) for k in ("state", "framework", "fixed", "escalated", "skipped",
-                                                     "still_failing", "initial", "final", "notes")}, indent=1)
+    done = greenloop_run(repo, p.scenario, temporal_env.client.service_client.config.target_host, data_home())
+    try:
+        summary = json.loads(done.stdout)
+    except ValueError:
+        pytest.fail(f"greenloop run exited {done.returncode} without a JSON summary\n"
+                    f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    story = json.dumps({k: summary.get(k) for k in ("state", "outcome", "reason", "framework", "fixed", "escalated",
+                                                     "skipped", "still_failing", "initial", "final", "notes")},
+                       indent=1)
     assert summary["state"] == "completed", story
+    assert done.returncode == 0, f"exit {done.returncode}\n{story}\n{done.stderr[-3000:]}"
 
     # Every test an injected bug broke failed at first and ends FIXED; nothing is left failing.
     for bug in p.bugs:
@@ -98,3 +111,6 @@ async def test_greenloop_drives_the_published_project_back_to_green(p: Project, 
     shutil.copytree(repo, patched, symlinks=True)
     git(patched, "apply", "--verbose", summary["patch"])
     assert differences(patched, pristine) == []
+    run_dir = Path(summary["patch"]).parent
+    assert data_home() in run_dir.parents
+    shutil.rmtree(run_dir)  # the run's own directory; the environment cache stays
