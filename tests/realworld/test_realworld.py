@@ -85,9 +85,10 @@ async def test_greenloop_drives_the_published_project_back_to_green(p: Project, 
     done = greenloop_run(repo, p.scenario, temporal_env.client.service_client.config.target_host, data_home())
     try:
         summary = json.loads(done.stdout)
-    except ValueError:
-        pytest.fail(f"greenloop run exited {done.returncode} without a JSON summary\n"
-                    f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    except ValueError as exc:  # --json prints the summary and nothing else on stdout
+        pytest.fail(f"greenloop run exited {done.returncode}; its stdout is not one JSON summary ({exc})\n"
+                    f"stdout starts: {done.stdout[:1500]}\n...\nstdout ends: {done.stdout[-1500:]}\n"
+                    f"stderr: {done.stderr[-3000:]}")
     story = json.dumps({k: summary.get(k) for k in ("state", "outcome", "reason", "framework", "fixed", "escalated",
                                                      "skipped", "still_failing", "initial", "final", "notes")},
                        indent=1)
