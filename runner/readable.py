@@ -9,6 +9,8 @@ after the last result, an error outside any test, a runner that lies).
 
 from __future__ import annotations
 
+import signal
+
 from greenloop.parsers.models import TestReport
 
 TAIL_CHARS = 800
@@ -17,6 +19,16 @@ TAIL_CHARS = 800
 def _tail(report: TestReport) -> str:
     tail = (report.output_tail or "").strip()
     return f"; the output ends with:\n{tail[-TAIL_CHARS:]}" if tail else ""
+
+
+def _signal(code: int | None) -> str:
+    """How an exit code past 128 says the process died: by which signal."""
+    if code is None or not 128 < code < 128 + 65:
+        return ""
+    try:
+        return f" (killed by {signal.Signals(code - 128).name})"
+    except ValueError:
+        return ""
 
 
 def unreadable_reason(report: TestReport) -> str | None:
@@ -28,7 +40,7 @@ def unreadable_reason(report: TestReport) -> str | None:
     if not report.tests:
         if code in (0, 5, None) and not report.build_error:  # pytest exits 5 when it collects nothing
             return f"{command} found no tests (exit {code})"
-        what = "the build failed" if report.build_error else f"{command} exited {code}"
+        what = "the build failed" if report.build_error else f"{command} exited {code}{_signal(code)}"
         return f"{what} before any test reported{_tail(report)}"
     if not report.per_test:
         return f"{command} exited {code} and no per-test results could be read{_tail(report)}"
