@@ -7,7 +7,6 @@ the run goes on; a default ``retry`` stops at the test's budgets."""
 from __future__ import annotations
 
 import asyncio
-import json
 import textwrap
 from pathlib import Path
 
@@ -155,6 +154,3 @@ async def test_a_default_retry_stops_at_the_run_budget(temporal_env, scripted, t
     assert 2 <= len(result.attempts) <= 60  # retried by default, then stopped
     view = next(v for v in summary.tests if v.test_id == TARGET)
     assert view.state == FixState.ESCALATED
-    events = [json.loads(line) for line in Path(request.run_dir or "", "events.jsonl").read_text().splitlines()] \
-        if Path(request.run_dir or "", "events.jsonl").exists() else []
-    assert all(e.get("state") != "failed" for e in events)
