@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
@@ -24,7 +25,7 @@ from temporalio.service import RPCError
 
 from greenloop.cli import watch
 from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.cli.output import console, err_console, fail, finish, invalid_options
+from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.select import selected
 from greenloop.server import dev
@@ -108,6 +109,7 @@ def _answer_hint(run_id: str, test_id: str) -> str:
 
 
 STALL_CHECK_S = 3.0
+QUERY_TIMEOUT = timedelta(seconds=5)  # a run whose worker is gone must not hold the CLI up
 
 
 def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
@@ -138,18 +140,23 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     next_look = time.monotonic() + STALL_CHECK_S
 
     result_task = asyncio.ensure_future(handle.result())
+    no_worker = False
     while not result_task.done():
         if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
             next_look = time.monotonic() + STALL_CHECK_S
-            for line in await watch.stalls(client, handle, TASK_QUEUE):
+            stalls = await watch.stalls(client, handle, TASK_QUEUE)
+            no_worker = watch.no_worker(TASK_QUEUE) in stalls
+            for line in stalls:
                 if line not in said:
                     said.add(line)
                     err_console.print(f"[yellow]waiting:[/] {escape(line)}")
-        try:
-            now_phase = await handle.query("phase", result_type=str)
-            views = await handle.query("status", result_type=list[FixStatusView])
-        except RPCError:
-            now_phase, views = phase, []
+        now_phase, views = phase, []
+        if not no_worker:  # else nobody would answer a query
+            try:
+                now_phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
+                views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
+            except RPCError:
+                now_phase, views = phase, []
         if not as_json and now_phase != phase:
             console.print(f"[dim]{now_phase}[/]")
             phase = now_phase
@@ -157,7 +164,8 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
             state = v.state.value
             if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
                 try:
-                    child = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                    child = await client.get_workflow_handle(v.workflow_id).query(
+                        "status", result_type=FixStatusView, rpc_timeout=QUERY_TIMEOUT)
                     state = child.state.value
                 except RPCError:
                     pass
@@ -249,6 +257,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
             os.environ["ANTHROPIC_BASE_URL"] = server.base_url
             os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
         if in_process and (wait or scripted is not None):
+            quiet_worker_logs()
             await stack.enter_async_context(build_worker(client))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
@@ -290,8 +299,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
             raise run_failed(run_id, exc) from None
         return f"finished: {summary.state}", summary.tests
     try:
-        phase = await handle.query("phase", result_type=str)
-        views = await handle.query("status", result_type=list[FixStatusView])
+        phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
+        views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
                              kind=ErrorKind.VALIDATION_ERROR,
@@ -300,7 +309,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
     for v in views:
         if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
             try:
-                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView,
+                                                                          rpc_timeout=QUERY_TIMEOUT)
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
