@@ -217,7 +217,8 @@ def run_command(
             escalation_default=escalation_default, model=model, budget_usd=budget_usd, tests_only=tests_only,
             analysis_only=analysis_only, sandbox=sandbox, network=network, timeout=timeout,
         )
-        if "://" not in repo and "@" not in repo and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
+        local = "://" not in repo and "@" not in repo
+        if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo,
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
@@ -297,7 +298,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
             summary = await handle.result()
         except WorkflowFailureError as exc:
             raise run_failed(run_id, exc) from None
-        return f"finished: {summary.state}", summary.tests
+        why = summary.reason.strip().splitlines()[0] if summary.reason.strip() else ""
+        return f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.tests
     try:
         phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
         views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
@@ -358,7 +360,7 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 def answer_command(
     run_id: Annotated[str, typer.Argument(help="The run id.")],
-    test: Annotated[str, typer.Argument(help="Test id or unique prefix.")],
+    test: Annotated[str, typer.Argument(help="Test id, a unique prefix, or a glob/substring matching only it.")],
     choice: Annotated[AnswerChoice, typer.Argument(help="retry, skip or abort.")],
     attempts: Annotated[int, typer.Option(help="For retry: how many more attempts.")] = 3,
     note: Annotated[str, typer.Option(help="Why (kept in the report).")] = "",
