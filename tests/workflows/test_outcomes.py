@@ -154,3 +154,23 @@ async def test_a_default_retry_stops_at_the_run_budget(temporal_env, scripted, t
     assert 2 <= len(result.attempts) <= 60  # retried by default, then stopped
     view = next(v for v in summary.tests if v.test_id == TARGET)
     assert view.state == FixState.ESCALATED
+
+
+async def test_a_test_out_of_memory_leaves_the_rest_of_the_run_intact(temporal_env, scripted, tmp_path):
+    # One test allocates past the sandbox's memory limit: it is errored (out_of_memory), every other
+    # result is kept, and the run fixes the failing test it was asked to fix.
+    hog = "def test_hog():\n    blocks = [bytearray(1 << 20) for _ in range(600)]\n    assert blocks\n"
+    repo = calc_project(tmp_path / "repo", **{"tests/test_hog.py": hog})
+    fix = {"name": "replace_in_file", "input": {"path": "calc/ops.py", "old_text": BUG, "new_text": FIX}}
+    scripted({"name": "fix-add", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\nadd() subtracts."}},
+        {"trigger": {"role": "fixer", "turn": 1}, "response": {"tool_calls": [fix]}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Fixed."}},
+    ]})
+    request = fix_request(repo, tmp_path, select=[TARGET],
+                          sandbox=SandboxSettings(backend=BACKEND, timeout_s=120, memory_mb=160))
+    summary, _ = await drive(temporal_env, request)
+    assert summary.state == RunOutcome.COMPLETED and summary.fixed == [TARGET]
+    assert summary.initial and (summary.initial.passed, summary.initial.failed, summary.initial.errored) == (1, 1, 1)
+    assert summary.still_failing == ["tests/test_hog.py::test_hog"]
+    assert for_summary(summary) == ExitCode.TESTS_LEFT
