@@ -12,7 +12,8 @@ from pathlib import Path
 
 from greenloop.cli.exit_codes import ExitCode, for_summary
 from greenloop.workflows.fix_suite import child_id
-from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, SandboxSettings, Verdict
+from greenloop.sandbox.models import SandboxSettings
+from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, Verdict
 from tests.workflows.conftest import BACKEND, drive, fix_request
 
 BUG = "return a - b  # bug: should add"
