@@ -133,9 +133,12 @@ QUERY_TIMEOUT = timedelta(seconds=5)  # a run whose worker is gone must not hold
 
 def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
     """A run that failed (or was cancelled or terminated) as a typed error that says what next."""
-    cause = exc.cause
-    while getattr(cause, "cause", None) is not None:  # the innermost failure says the most
-        cause = cause.cause
+    chain = [exc.cause]
+    while getattr(chain[-1], "cause", None) is not None:
+        chain.append(chain[-1].cause)
+    # The first failure typed with one of Greenloop's kinds says the most, else the innermost.
+    kinds = {k.value for k in ErrorKind}
+    cause = next((c for c in chain if getattr(c, "type", None) in kinds), chain[-1])
     what = getattr(cause, "message", None) or str(cause or exc)
     if getattr(cause, "type", None) == ErrorKind.SETUP_FAILED.value:  # the suite never ran: the outcome says so
         context = next((d for d in getattr(cause, "details", ()) if isinstance(d, dict)), {})
