@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+import uuid
 from pathlib import Path
 
+from temporalio.api.sdk.v1 import WorkflowMetadata
+
 from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.workflows.fix_suite import child_id
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, Verdict
 from tests.workflows.conftest import BACKEND, drive, fix_request
@@ -42,8 +46,20 @@ def calc_project(root: Path, **extra: str) -> Path:
     })
 
 
+async def drive_and_read_details(env, request) -> tuple:
+    """Drive a run to its end; its summary, handle, and the current details the Web UI shows."""
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(env.client, task_queue=queue):
+        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"run-{uuid.uuid4().hex[:6]}",
+                                                 task_queue=queue)
+        summary = await handle.result()
+        meta = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    return summary, handle, meta.current_details
+
+
 async def stopped_early(env, repo: Path, tmp_path: Path, **overrides):
-    summary, handle = await drive(env, fix_request(repo, tmp_path, **overrides))
+    summary, handle, details = await drive_and_read_details(env, fix_request(repo, tmp_path, **overrides))
+    assert details.startswith(f"**finished: {summary.state.value}**") and summary.reason.strip() in details
     report = Path(summary.report_markdown or "").read_text()
     assert not summary.baseline_read and summary.attempts == 0 and summary.tests == []
     assert f"outcome: **{summary.state.value}**" in report and "completed" not in report.split("\n")[3]
