@@ -29,8 +29,8 @@ from greenloop.cli.output import console, err_console, fail, finish, invalid_opt
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner import config as project_config
 from greenloop.domain.llm import LLMSettings
-from greenloop.sandbox.models import SandboxSettings
 from greenloop.runner.select import selected
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from greenloop.workflows.models import (
@@ -39,6 +39,7 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
+    RunOutcome,
     RunSummary,
 )
 from greenloop.workflows.outcome import headline
@@ -77,7 +78,8 @@ def build_request(repo: str, given: set[str] | None = None, **opts) -> FixReques
         llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
                           allow_production_edits=not opts.pop("tests_only"),
                           analysis_only=opts.pop("analysis_only"))
-        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"), network=opts.pop("network"))
+        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
+                                  network=opts.pop("network"))
         if config is not None:
             sandbox = sandbox.model_copy(update={k: v for k, v in (
                 ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
@@ -116,7 +118,8 @@ NEXT_STEPS = {
     "suite_unreadable": "run the test command by hand in the project and check that it finds and reports the tests; "
                         "give --test-command (and --framework) if Greenloop chose the wrong one",
     "suite_timed_out": "raise --timeout (seconds per suite run), or --select fewer tests",
-    "setup_failed": "fix the project's setup (its log tail is above), then run again",
+    "setup_failed": "fix the project's setup (the end of its log is above), or give its setup command in "
+                    "greenloop.toml, then run again",
 }
 
 
@@ -130,10 +133,19 @@ QUERY_TIMEOUT = timedelta(seconds=5)  # a run whose worker is gone must not hold
 
 def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
     """A run that failed (or was cancelled or terminated) as a typed error that says what next."""
-    cause = exc.cause
-    while getattr(cause, "cause", None) is not None:  # the innermost failure says the most
-        cause = cause.cause
+    chain = [exc.cause]
+    while getattr(chain[-1], "cause", None) is not None:
+        chain.append(chain[-1].cause)
+    # The first failure typed with one of Greenloop's kinds says the most, else the innermost.
+    kinds = {k.value for k in ErrorKind}
+    cause = next((c for c in chain if getattr(c, "type", None) in kinds), chain[-1])
     what = getattr(cause, "message", None) or str(cause or exc)
+    if getattr(cause, "type", None) == ErrorKind.SETUP_FAILED.value:  # the suite never ran: the outcome says so
+        context = next((d for d in getattr(cause, "details", ()) if isinstance(d, dict)), {})
+        if tail := str(context.get("log_tail") or "").strip():
+            what += f"\nthe end of its log:\n{tail[-1500:]}"
+        return GreenloopError(f"run {run_id}: {RunOutcome.SETUP_FAILED.value}: {what}", kind=ErrorKind.SETUP_FAILED,
+                              exit=ExitCode.SUITE_NOT_READ, suggestion=NEXT_STEPS[RunOutcome.SETUP_FAILED])
     return GreenloopError(f"run {run_id} failed: {what}", kind=ErrorKind.VALIDATION_ERROR, exit=ExitCode.STOPPED,
                           suggestion=f"its history is in the Web UI; `greenloop status {run_id}` shows each test")
 

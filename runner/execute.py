@@ -78,7 +78,7 @@ def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> T
 
 
 async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, why: str, workspace: Path,
-                         out_dir: Path, settings, heartbeat: Callable[[str], None]) -> TestReport:
+                         out_dir: Path, settings: SandboxSettings, heartbeat: Callable[[str], None]) -> TestReport:
     """A process died inside the run (out of memory, a crash): fail the test it died in,
     keep the other results, run the tests that never ran (see ``runner.crash``)."""
     message = crash.explain(why, test, settings.memory_mb)
@@ -94,7 +94,7 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
         reports = workspace / REPORT_DIR
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        return await _exec(command, workspace, folder, settings, heartbeat)
+        return await _exec(command, workspace, folder, settings, heartbeat, plan.environment)
 
     report = await crash.resume_pytest(test.command, report, why, test, again,
                                        lambda ex: _read(ex, workspace, out_dir, plan.framework), out_dir,

@@ -56,9 +56,9 @@ with workflow.unsafe.imports_passed_through():
         PlanInput,
         PrepareInput,
         RecordInput,
-        RunOutcome,
         RemoveWorktreeInput,
         RollbackInput,
+        RunOutcome,
         RunSummary,
         SetupInput,
         SuiteAnalysisInput,
@@ -70,9 +70,9 @@ with workflow.unsafe.imports_passed_through():
         Worktree,
         WorktreeInput,
     )
+    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
     from greenloop.workflows.outcome import details as outcome_details
     from greenloop.workflows.outcome import suite_outcome
-    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
     from greenloop.workflows.search import upsert_run
 
 DONE_PHASES = ("finalizing", "finished")

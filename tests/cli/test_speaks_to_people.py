@@ -67,7 +67,7 @@ def test_user_mistakes_are_said_with_the_next_step(tmp_path):
     said_well(greenloop("run", str(DEMO), "--max-attempts", "20", "--scripted", scenario, data_home=tmp_path),
               "--max-attempts", "less than or equal to 10", "--help")
     said_well(greenloop("run", str(DEMO), "--timeout", "0", "--scripted", scenario, data_home=tmp_path),
-              "--timeout", "greater than or equal to 1")
+              "--timeout", "greater than", "(got 0)")
     said_well(greenloop("status", "some-run", "--address", "127.0.0.1:1", data_home=tmp_path, timeout=60),
               "no Temporal server reachable at 127.0.0.1:1", "greenloop server")
 
@@ -159,3 +159,16 @@ def test_rich_markup_in_an_id_is_not_eaten(name, capsys):
     from greenloop.cli.runs import _answer_hint
 
     assert "[a-b]" in _answer_hint("run-1", name)
+
+
+async def test_a_setup_that_fails_exits_3_with_the_end_of_its_log(temporal_env, tmp_path):
+    from tests.projectenv.conftest import SRC_LAYOUT, git_init, write
+
+    files = dict(SRC_LAYOUT)
+    files["pyproject.toml"] = files["pyproject.toml"].replace('"inflection==0.5.1"',
+                                                              '"greenloop-no-such-package-q7==1.0"')
+    repo = git_init(write(tmp_path / "wordy", files))
+    address = temporal_env.client.service_client.config.target_host
+    done = greenloop("run", str(repo), "--scripted", str(SCENARIOS / "unfixable.yaml"), "--address", address,
+                     data_home=tmp_path, GREENLOOP_HOME=str(tmp_path / "home"))
+    said_well(done, "setup_failed", "greenloop-no-such-package-q7", "hint:", code=3)

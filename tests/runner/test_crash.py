@@ -12,7 +12,7 @@ from greenloop.runner.crash import OUT_OF_MEMORY, pytest_running
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.runner.readable import unreadable_reason
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 
 BACKEND = os.environ.get("GREENLOOP_TEST_SANDBOX", "bwrap")
 HOG = """
