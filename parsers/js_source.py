@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -231,6 +231,69 @@ def _scan_template(text: str, pos: int, depth: int) -> tuple[Tok, int]:
 def tokenize(text: str) -> list[Tok]:
     """The tokens of a JS/TS source text (comments dropped)."""
     return _scan(text)[0]
+
+
+def module_imports(text: str) -> list[tuple[str, int]]:
+    """(specifier, line) of what a JS/TS module loads: ``import x from 's'``,
+    ``import 's'``, ``export ... from 's'``, ``require('s')``, ``import('s')``."""
+    toks = tokenize(text)
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    out: dict[str, int] = {}
+    for i, t in enumerate(toks[:-1]):
+        nxt = toks[i + 1]
+        if t.kind == "ident" and t.value in ("from", "import") and nxt.kind == "str":
+            out.setdefault(nxt.value, _line_of(starts, t.pos))
+        elif t.kind == "ident" and t.value in ("require", "import") and nxt.value == "(" \
+                and i + 2 < len(toks) and toks[i + 2].kind == "str":
+            out.setdefault(toks[i + 2].value, _line_of(starts, t.pos))
+    return list(out.items())
+
+
+def import_path(importer: str, spec: str) -> str | None:
+    """The project-relative path a relative specifier spells (whether or not
+    the file exists); None for bare package names and paths above the root."""
+    if not spec.startswith("."):
+        return None
+    parts: list[str] = []
+    for p in str(PurePosixPath(importer).parent / spec).split("/"):
+        if p == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif p not in (".", ""):
+            parts.append(p)
+    return "/".join(parts)
+
+
+def resolve_import(index: SourceIndex, importer: str, spec: str) -> str | None:
+    """The project file a relative specifier names (Node's extension and
+    ``index`` lookup); bare package names and missing files give None."""
+    rel = import_path(importer, spec)
+    if rel is None:
+        return None
+    for cand in (rel, *(rel + s for s in JS_SUFFIXES), *(f"{rel}/index{s}" for s in JS_SUFFIXES)):
+        if index.exists(cand):
+            return cand
+    return None
+
+
+def importers_of(index: SourceIndex, target: str, files: list[str], max_files: int = 2_000) -> list[str]:
+    """Those of ``files`` whose imports reach ``target`` (directly or through
+    other project modules), in the order given."""
+    seen: dict[str, bool] = {}
+
+    def reaches(f: str, depth: int) -> bool:
+        if f == target:
+            return True
+        if f in seen or depth > 40 or len(seen) > max_files:
+            return seen.get(f, False)
+        seen[f] = False
+        hit = any(reaches(dep, depth + 1) for spec, _ in module_imports("\n".join(index.lines(f)))
+                  if (dep := resolve_import(index, f, spec)) is not None)
+        seen[f] = hit
+        return hit
+
+    return [f for f in files if reaches(f, 0)]
 
 
 def match_brackets(toks: list[Tok]) -> dict[int, int]:
@@ -1441,7 +1504,7 @@ class ResultSet:
                     line: int | None) -> TestResult:
         """A file that failed to load, or a suite whose hook failed."""
         if line is None and test_id == file:
-            line = import_line(self.js, file, message)
+            line = import_line(self.js.index, file, message)
         result = TestResult(id=test_id, status=Status.ERRORED, file=file, line=line, message=message,
                             details=details, suite=file)
         self.results[(file, test_id)] = result
@@ -1556,15 +1619,30 @@ def report_path(run: RunOutput, name: str) -> Path | None:
 IMPORT_ERROR = re.compile(
     r"(?:Cannot find (?:module|package)|Failed to resolve import|Failed to load url|Could not resolve)"
     r"\s+['\"]?([^'\"\s]+)['\"]?")
+# Node's ES-module resolution error names the importing file (no line)
+IMPORTED_FROM = re.compile(r"\bimported from (?:file://)?(?P<file>\S+?\.[cm]?[jt]sx?)\b")
 
 
-def import_line(js: JSTestIndex, file: str | None, message: str | None) -> int | None:
+def import_line(index: SourceIndex, file: str | None, message: str | None) -> int | None:
     """For a file that failed to load on a missing import: the line that
-    imports it (the error names the module, not always the line)."""
+    imports it, or the import that leads to the module that does (the error
+    names the module as written or resolved, not always the line)."""
     if not file or not message or not (m := IMPORT_ERROR.search(message)):
         return None
-    needle = re.compile(r"['\"`]" + re.escape(m.group(1)) + r"['\"`]")
-    return js.index.find_in(file, needle)
+    name = m.group(1)
+    target = index.relative(name.removeprefix("file://")) if name.startswith(("/", "<ROOT>", "file:")) else None
+    imports = module_imports("\n".join(index.lines(file)))
+    for spec, line in imports:
+        if spec == name or (target and import_path(file, spec) in (target, *(target.rsplit(".", 1)[:1]))):
+            return line
+    importer = index.relative(f.group("file")) if (f := IMPORTED_FROM.search(message)) else None
+    if importer and importer != file:
+        for spec, line in imports:
+            dep = resolve_import(index, file, spec)
+            if dep and importers_of(index, importer, [dep]):
+                return line
+    needle = re.compile(r"['\"`]" + re.escape(name) + r"['\"`]")
+    return index.find_in(file, needle)
 
 
 def effective_command(command: str, index: SourceIndex) -> str:

@@ -42,7 +42,10 @@ from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     UNDEFINED,
     Tok,
+    IMPORTED_FROM,
     command_words,
+    import_line,
+    importers_of,
     js_json,
     js_string,
     match_brackets,
@@ -1009,6 +1012,7 @@ class _Parser:
         rep = self.reporter()
         out_path = self.reporter_output()
         entries: list[_Entry] | None = None
+        warnings_before = list(self.report.warnings)
         if rep == "xunit":
             entries = self.from_xunit_file(out_path) if out_path else self.from_xunit_stdout()
         elif rep == "json":
@@ -1026,6 +1030,10 @@ class _Parser:
         for e in entries:
             self.add(e)
         self.load_errors()
+        if self.report.build_error and not entries:
+            # Mocha aborted while loading the spec files: no reporter wrote
+            # anything, so a missing JSON/TAP/xunit document is no news
+            self.report.warnings = warnings_before
         if self.run.killed_by_timeout:
             self.report.timed_out = True
             if rep in PER_TEST_REPORTERS or self.report.tests:
@@ -1394,18 +1402,28 @@ class _Parser:
             if not STACK_RE.match(ln) and (m := FILE_LINE_RE.search(ln)):
                 candidates.append((m.group("file"), int(m.group("line"))))
         for ln in text:
+            if not STACK_RE.match(ln) and (m := IMPORTED_FROM.search(ln)):
+                candidates.append((m.group("file"), None))
+        for ln in text:
             if m := REQUIRE_ENTRY_RE.match(ln):
                 candidates.append((m.group(1), None))
         for ln in text:
             if STACK_RE.match(ln) and (m := FILE_LINE_RE.search(ln)):
                 candidates.append((m.group("file"), int(m.group("line"))))
-        for path, line in candidates:
-            rel = self.rel(path)
-            if rel and "node_modules/" not in rel and not rel.startswith("node:"):
-                if line is None:  # a stack frame in that file has the line
-                    line = next((ln for p, ln in candidates if ln is not None and self.rel(p) == rel), None)
-                return rel, line
-        return None, None
+        project = [(rel, line) for path, line in candidates
+                   if (rel := self.rel(path)) and "node_modules/" not in rel and not rel.startswith("node:")]
+        if not project:
+            return None, None
+        # the spec file Mocha was loading: a candidate that is one, else the
+        # first spec file whose imports reach the failing module
+        specs = self.spec_files()
+        rel = next((r for r, _ in project if r in specs), None)
+        if rel is None:
+            rel = next(iter(importers_of(self.index, project[0][0], specs)), project[0][0])
+        line = next((ln for r, ln in project if ln is not None and r == rel), None)
+        if line is None:  # an import Node could not resolve: the spec's import line
+            line = import_line(self.index, rel, "\n".join(text[:3]))
+        return rel, line
 
     # ------------------------------------------------------------------ tap
 
