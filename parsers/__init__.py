@@ -29,9 +29,9 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     else:
         name = registry.canonical(framework)
     try:
-        report = registry.module(name).parse(run)
+        report = registry.parser(name).parse(run)
     except Exception as exc:  # a parser bug must not lose the run
-        report = registry.module("generic").parse(run)
+        report = registry.parser("generic").parse(run)
         report.warnings.append(f"{name} parser failed ({type(exc).__name__}: {exc}); used the generic parser")
     report.framework = name
     report.command = run.command

@@ -37,6 +37,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from greenloop.parsers import generic
+from greenloop.parsers.cmake_build import BuildErrors
 from greenloop.parsers.detect import command_words
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
@@ -777,14 +779,16 @@ def _without_gtest_output(run: RunOutput, report: TestReport) -> TestReport:
     build && ./build/x_tests``), the binary did not start or crashed at once,
     or it is not a gtest binary. CMake/compiler errors are read by the ctest
     parser, other test outputs (TAP, JUnit XML) by the generic one."""
-    from greenloop.parsers import ctest, generic  # lazily: ctest imports this module
-
-    built = ctest.parse(run)
-    if built.build_error:
-        built.framework = FRAMEWORK
-        built.tests = [t for t in built.tests if t.status == Status.ERRORED]
-        built.warnings.insert(0, "no googletest output; the build failed (build errors read as ctest does)")
-        return built
+    build = BuildErrors(SourceIndex(run.sources_root))
+    build.read(run.lines("stdout"))
+    build.read(run.lines("stderr"))
+    if errors := build.results(ran_tests=False):
+        report.tests = errors
+        report.build_error = True
+        report.sources.append("console")
+        report.warnings.insert(0, "no googletest output; the build failed (build errors read as ctest does)")
+        report.timed_out = run.killed_by_timeout
+        return report
     other = generic.parse(run)
     if other.tests:
         other.framework = FRAMEWORK

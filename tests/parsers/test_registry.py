@@ -1,0 +1,78 @@
+"""The framework table: every row has a parser that satisfies the Parser
+protocol, names resolve through aliases, unknown names fail typed, and the
+C++ parsers import without a cycle."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from greenloop.domain.errors import UnknownFrameworkError
+from greenloop.parsers import registry
+from greenloop.parsers.registry import FRAMEWORKS, Format, Parser
+
+
+@pytest.mark.parametrize("row", FRAMEWORKS, ids=[f.name for f in FRAMEWORKS])
+def test_every_row_has_a_parser_of_its_name(row: registry.Framework) -> None:
+    parser = registry.parser(row.name)
+    assert isinstance(parser, Parser)
+    assert parser.FRAMEWORK == row.name
+    assert Format.CONSOLE in row.formats
+    for alias in row.aliases:
+        assert registry.canonical(alias.upper()) == row.name
+
+
+def test_unknown_framework_is_a_typed_error() -> None:
+    with pytest.raises(UnknownFrameworkError) as err:
+        registry.canonical("nunit")
+    assert "pytest" in str(err.value)
+
+
+def test_names_and_aliases_are_unique() -> None:
+    names = [f.name for f in FRAMEWORKS] + [a for f in FRAMEWORKS for a in f.aliases]
+    assert len(names) == len(set(names))
+
+
+def _imports(path: Path) -> set[str]:
+    """Parser modules a module imports anywhere (function-level imports too)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "greenloop.parsers":
+                out.update(a.name for a in node.names)
+            elif node.module.startswith("greenloop.parsers."):
+                out.add(node.module.split(".")[2])
+    return out
+
+
+def test_parser_modules_import_each_other_without_a_cycle() -> None:
+    pkg = Path(registry.__file__).parent
+    graph = {p.stem: _imports(p) - {p.stem} for p in pkg.glob("*.py") if p.stem != "__init__"}
+    # the registry imports every parser on demand, by design; the rest must form a DAG
+    graph["registry"] = set()
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' -> '.join((*path, name))}"
+        if name in done or name not in graph:
+            return
+        for dep in graph[name]:
+            visit(dep, (*path, name))
+        done.add(name)
+
+    for name in graph:
+        visit(name, ())
+
+
+def test_the_table_is_cheap_to_import() -> None:
+    """Workflow code imports the table through the runner's plan: no parser module comes with it."""
+    code = ("import sys; import greenloop.parsers.registry; "
+            "print(sorted(m for m in sys.modules if m.startswith('greenloop.parsers.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = proc.stdout
+    assert "greenloop.parsers.pytest" not in loaded and "greenloop.parsers.mocha" not in loaded
