@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult

@@ -40,8 +40,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
 from greenloop.parsers.cmake_build import BuildErrors
+from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.googletest import Console, ConsoleReader, GTestSources, Part
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
 from greenloop.parsers.locate import SourceIndex

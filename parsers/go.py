@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi

@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 
 from greenloop.parsers import generic
 from greenloop.parsers.cmake_build import BuildErrors
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult

@@ -22,14 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.parsers.command import command_words, env_assignments, option_values
 from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     ResultSet,
     SourceTest,
     add_unprinted,
-    command_words,
     effective_command,
-    env_assignments,
     error_message,
     iter_listable,
     line_in,
@@ -37,7 +36,6 @@ from greenloop.parsers.js_source import (
     marker_line,
     name_pattern,
     note_unlisted,
-    option_values,
     positional_args,
     report_path,
     test_files_for,

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, option_values, plain_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
@@ -1291,7 +1292,6 @@ def iter_listable(ft: FileTests) -> Iterator[SourceTest]:
 
 STACK_LINE = re.compile(r"^\s*(?:at |❯ )")
 CODE_FRAME = re.compile(r"^\s*>?\s*\d+\s*\|")
-ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 LOCATION_IN = r"(?:^|[\s(/'\"])(?:\./)?{file}:(\d+)(?::\d+)?"
 # What may precede a node test runner's binary in one shell segment: env
 # assignments, coreutils timeout, a coverage wrapper and the package runners.
@@ -1303,48 +1303,10 @@ RUNNER_PREFIX = (
 )
 
 
-def command_words(command: str) -> list[str]:
-    """Shell words of the whole command (all segments)."""
-    import shlex
-
-    try:
-        return shlex.split(command, posix=True)
-    except ValueError:
-        return command.split()
 
 
-def option_values(words: list[str], *names: str) -> list[str]:
-    """Values of an option given as ``--name=v``, ``--name v`` or ``-n v``."""
-    out: list[str] = []
-    for i, w in enumerate(words):
-        for name in names:
-            if w == name and i + 1 < len(words):
-                out.append(words[i + 1])
-            elif w.startswith(name + "="):
-                out.append(w[len(name) + 1:])
-    return out
 
 
-def env_assignments(command: str) -> dict[str, str]:
-    """``VAR=value`` words that start a command (or follow ``export``/``env``)."""
-    env: dict[str, str] = {}
-    at_start = True
-    for w in command_words(command):
-        if w in ("&&", "||", ";", "|") or w.endswith(";"):
-            at_start = True
-            m = ENV_WORD.match(w.rstrip(";"))
-            if m and w.endswith(";"):
-                env[m.group(1)] = m.group(2)
-            continue
-        if w in ("export", "env", "cross-env"):
-            at_start = True
-            continue
-        m = ENV_WORD.match(w)
-        if m and at_start:
-            env[m.group(1)] = m.group(2)
-            continue
-        at_start = False
-    return env
 
 
 def name_pattern(words: list[str], *, ignore_case: bool) -> tuple[re.Pattern[str] | None, str | None]:
@@ -1531,22 +1493,6 @@ VALUE_OPTIONS = {
 }
 
 
-def plain_words(words: list[str], start: int, value_options: set[str]) -> list[str]:
-    """The plain words from ``words[start]`` to the end of its shell segment:
-    options, and the values of the options in ``value_options``, left out."""
-    out: list[str] = []
-    skip = False
-    for w in words[start:]:
-        if w in ("&&", "||", ";", "|"):
-            break
-        if skip:
-            skip = False
-            continue
-        if w.startswith("-"):
-            skip = "=" not in w and w in value_options
-            continue
-        out.append(w)
-    return out
 
 
 def positional_args(words: list[str], binary: str) -> list[str]:
@@ -1649,8 +1595,6 @@ def effective_command(command: str, index: SourceIndex) -> str:
     """The command with the package.json script it runs appended (``npm
     test``, ``yarn test:ci``...), so options and variables written in the
     script are seen too."""
-    from greenloop.parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
-
     try:
         pkg = json.loads("\n".join(index.lines("package.json")) or "{}")
     except ValueError:

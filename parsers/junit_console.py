@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
+from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.java_source import (
     CompileErrors,
     JavaSources,

@@ -37,19 +37,17 @@ from pathlib import Path
 
 import yaml
 
-from greenloop.parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
+from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, command_words, option_values
 from greenloop.parsers.js_source import (
+    IMPORTED_FROM,
     RUNNER_PREFIX,
     UNDEFINED,
     Tok,
-    IMPORTED_FROM,
-    command_words,
     import_line,
     importers_of,
     js_json,
     js_string,
     match_brackets,
-    option_values,
     tokenize,
 )
 from greenloop.parsers.junit_xml import JUnitReader, line_stream

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from greenloop.parsers.js_source import option_values, plain_words
+from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes

@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 
 from defusedxml.ElementTree import fromstring as xml_fromstring
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -871,21 +871,18 @@ class _Args:
     order: list[str] = field(default_factory=list)  # --order-by values
 
 
+PHPUNIT_WORD = re.compile(r"(?:^|/)(?:phpunit|paratest)(?:\.phar)?$")
+
+
 def _args(command: str) -> _Args:
     """Options of the last phpunit/paratest segment of ``command``."""
     out = _Args()
-    words = command_words(command)
-    start = None
-    for i, w in enumerate(words):
-        if re.search(r"(?:^|/)(?:phpunit|paratest)(?:\.phar)?$", w):
-            start = i + 1
-    if start is None:
+    words = tool_words(command_words(command), lambda _, w: PHPUNIT_WORD.search(w) is not None)
+    if words is None:
         return out
-    i = start
+    i = 0
     while i < len(words):
         w = words[i]
-        if w in ("&&", "||", ";", "|"):
-            break
         opt, eq, val = w.partition("=")
         if opt.startswith("-") and not eq and opt in VALUE_OPTIONS and i + 1 < len(words):
             val = words[i + 1]

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -136,19 +136,8 @@ class _Options:
 def _pytest_words(command: str) -> list[str]:
     """The words after ``pytest``/``-m pytest`` in the command's pytest segment."""
     words = command_words(command)
-    start = None
-    for i, w in enumerate(words):
-        base = w.rsplit("/", 1)[-1]
-        if base in ("pytest", "py.test", "pytest-3") or (w == "pytest" and i and words[i - 1] == "-m"):
-            start = i + 1
-    if start is None:
-        return []
-    out: list[str] = []
-    for w in words[start:]:
-        if w in ("&&", "||", ";", "|") or w.endswith(";"):
-            break
-        out.append(w)
-    return out
+    return tool_words(words, lambda i, w: w.rsplit("/", 1)[-1] in ("pytest", "py.test", "pytest-3")
+                      or (w == "pytest" and i > 0 and words[i - 1] == "-m")) or []
 
 
 def _options(words: list[str]) -> _Options:

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
@@ -1308,11 +1308,6 @@ ENV_OPTS_RE = re.compile(r"(?:^|\s)SPEC_OPTS=('[^']*'|\"[^\"]*\"|\S+)")
 RSPEC_WORD_RE = re.compile(r"(?:^|/)rspec$")
 
 
-def _words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
 
 
 @dataclass
@@ -1383,16 +1378,16 @@ def parse_options(command: str, root: Path | None) -> Options:
                 text = (root / name).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            opts.add(_words(" ".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))), False)
+            opts.add(command_words(" ".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))), False)
     file_formatters = list(opts.formatters)
     segments = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command.strip())
     seg = next((s for s in reversed(segments) if any(p.search(s) for p in COMMAND_RE)), "")
     m = ENV_OPTS_RE.search(seg) or ENV_OPTS_RE.search(command)
     env_opts = Options()
     if m:
-        env_opts.add(_words(m.group(1).strip("'\"")), False)
+        env_opts.add(command_words(m.group(1).strip("'\"")), False)
     cmd_opts = Options()
-    words = _words(seg)
+    words = command_words(seg)
     start = next((i + 1 for i, w in enumerate(words) if RSPEC_WORD_RE.search(w)), len(words))
     cmd_opts.add(words[start:], True)
     # Each later source replaces the formatters of the earlier ones:

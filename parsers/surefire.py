@@ -30,7 +30,7 @@ import os
 import re
 from pathlib import Path
 
-from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
+from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.java_source import (
     CompileErrors,
     JavaSources,

@@ -22,7 +22,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.parsers.command import command_words, option_values
 from greenloop.parsers.js_source import (
     RUNNER_PREFIX,
     ResultSet,
     SourceSuite,
     SourceTest,
     add_unprinted,
-    command_words,
     effective_command,
     error_message,
     iter_listable,
@@ -35,7 +35,6 @@ from greenloop.parsers.js_source import (
     load_json_report,
     name_pattern,
     note_unlisted,
-    option_values,
     positional_args,
     report_path,
     test_files_for,

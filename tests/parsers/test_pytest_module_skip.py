@@ -18,7 +18,6 @@ import pytest
 
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.models import Status
-
 from tests.parsers.helpers import write_files
 
 CORE = "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_bad():\n    assert 1 + 1 == 3\n"
