@@ -23,14 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.parsers.command import command_words, env_assignments, option_values
-from greenloop.parsers.js_source import (
+from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
-    SourceTest,
     add_unprinted,
     effective_command,
     error_message,
-    iter_listable,
     line_in,
     load_json_report,
     marker_line,
@@ -44,6 +42,7 @@ from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.source.js import SourceTest, iter_listable
 
 FRAMEWORK = "jest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]

@@ -38,9 +38,13 @@ from pathlib import Path
 import yaml
 
 from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, command_words, option_values
-from greenloop.parsers.js_source import (
+from greenloop.parsers.js_results import RUNNER_PREFIX
+from greenloop.parsers.junit_xml import JUnitReader, line_stream
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.js import (
     IMPORTED_FROM,
-    RUNNER_PREFIX,
     UNDEFINED,
     Tok,
     import_line,
@@ -50,10 +54,6 @@ from greenloop.parsers.js_source import (
     match_brackets,
     tokenize,
 )
-from greenloop.parsers.junit_xml import JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"

@@ -38,7 +38,7 @@ from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.unittest import dotted_name
+from greenloop.parsers.source.python import dotted_name, module_tree
 
 FRAMEWORK = "pytest"
 COMMAND_RE = [
@@ -674,13 +674,7 @@ class _Sources:
         return self._modules[rel]
 
     def _tree(self, rel: str) -> ast.Module | None:
-        lines = self.index.lines(rel)
-        if not lines:
-            return None
-        try:
-            return ast.parse("\n".join(lines))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return module_tree(self.index, rel)
 
     def _collect(self, rel: str) -> tuple[list[_Test], bool]:
         tree = self._tree(rel)

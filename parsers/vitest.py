@@ -22,15 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.parsers.command import command_words, option_values
-from greenloop.parsers.js_source import (
+from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
-    SourceSuite,
-    SourceTest,
     add_unprinted,
     effective_command,
     error_message,
-    iter_listable,
     line_in,
     load_json_report,
     name_pattern,
@@ -42,6 +39,7 @@ from greenloop.parsers.js_source import (
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.source.js import SourceSuite, SourceTest, iter_listable
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
