@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
 from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes
+from greenloop.parsers.mocha import effective_words, glob_regex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.js_suites import JS_FILE_SUFFIXES, SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
