@@ -1,7 +1,10 @@
 """Parsers: test-framework output in, normalized ``TestReport`` out.
 
 Use :func:`parse` as the single entry point; it detects the framework when
-none is given and never raises on bad output (problems become warnings).
+none is given, runs the framework's parser (``registry``), normalizes the
+report (``normalize``) and never raises on bad output (problems become
+warnings). ``parsers/README.md`` says how the package is laid out and how to
+add a framework.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     does not crash the caller: the generic parser takes over and a warning
     says why.
     """
-    from greenloop.parsers import detect, registry
+    from greenloop.parsers import detect, normalize, registry
 
     reason = None
     if framework is None:
@@ -37,4 +40,4 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     report.command = run.command
     report.exit_code = run.exit_code
     report.detection = reason
-    return report
+    return normalize.finish(report, run)
