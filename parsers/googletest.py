@@ -30,7 +30,6 @@ definition (``TEST(Suite, Name)``), from the report or the sources.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -40,10 +39,11 @@ from pathlib import Path, PurePosixPath
 from greenloop.parsers import generic
 from greenloop.parsers.cmake_build import BuildErrors
 from greenloop.parsers.command import command_words
+from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput, strip_ansi
+from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.cpp import GTestSources, is_disabled
 
 FRAMEWORK = "googletest"
@@ -541,13 +541,9 @@ def _json_cases(path: Path, warnings: list[str]) -> tuple[list[_ReportCase], boo
     if not path.is_file():
         warnings.append(f"report {path} does not exist")
         return [], False
-    try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            warnings.append(f"report {path.name} is too large to read")
-            return [], False
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError) as exc:
-        warnings.append(f"report {path.name} is truncated or malformed ({type(exc).__name__}: {exc})")
+    data, why = read_json_file(path)
+    if why:
+        warnings.append(f"report {path.name} is {why}")
         return [], False
     suites = data.get("testsuites") if isinstance(data, dict) else None
     if not isinstance(suites, list):

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, option_values, plain_words
+from greenloop.parsers.json_report import first_json_object, read_json_file
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
@@ -67,17 +68,6 @@ def read_stream(run: object, stream: str, limit: int) -> str:
         return fh.read(limit)
 
 
-def load_json_text(text: str) -> object:
-    """The first JSON object in ``text`` that starts a line (reporters may
-    print other lines before it); raises ValueError when there is none."""
-    decoder = json.JSONDecoder()
-    last: Exception | None = None
-    for m in re.finditer(r"(?m)^\s*\{", text):
-        try:
-            return decoder.raw_decode(text, m.end() - 1)[0]
-        except ValueError as exc:
-            last = exc
-    raise ValueError(str(last) if last else "no JSON object found")
 
 
 def load_json_report(run: RunOutput, name: str | None, report: TestReport) -> tuple[dict | None, str]:
@@ -87,19 +77,14 @@ def load_json_report(run: RunOutput, name: str | None, report: TestReport) -> tu
     source to record (``json:<name>`` or ``json:stdout``)."""
     if name:
         path = report_path(run, name)
-        if path is None or not path.is_file():
+        data, why = read_json_file(path) if path is not None else (None, "not written")
+        if why == "not written":
             report.warnings.append(f"JSON report {name} was not written; parsed the console output")
-            return None, f"json:{name}"
-        try:
-            if path.stat().st_size > MAX_REPORT_BYTES:
-                raise ValueError("report too large")
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
-            report.warnings.append(f"JSON report {name} is truncated or malformed ({exc}); parsed the console output")
-            return None, f"json:{name}"
+        elif why:
+            report.warnings.append(f"JSON report {name} is {why}; parsed the console output")
         return (data if isinstance(data, dict) else None), f"json:{name}"
     try:
-        data = load_json_text(read_stream(run, "stdout", MAX_REPORT_BYTES))
+        data = first_json_object(read_stream(run, "stdout", MAX_REPORT_BYTES))
     except ValueError as exc:
         report.warnings.append(f"no JSON report on stdout ({exc}); parsed the console output")
         return None, "json:stdout"

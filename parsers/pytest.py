@@ -26,7 +26,6 @@ from __future__ import annotations
 import ast
 import fnmatch
 import itertools
-import json
 import re
 import tomllib
 from collections import Counter, defaultdict
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from greenloop.parsers.command import command_words, tool_words
+from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -1166,14 +1166,10 @@ def _skip_reason(longrepr: object) -> str | None:
 
 def _read_json(run: RunOutput, path: str, report: TestReport, found: dict[str, TestResult]) -> dict[Status, int] | None:
     target = run.resolve(path)
-    if target is None or not target.is_file():
-        report.warnings.append(f"JSON report {path} was not written; used the console output")
-        return None
-    try:
-        with open(target, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
-    except (ValueError, OSError, RecursionError) as exc:
-        report.warnings.append(f"JSON report {path} is truncated or malformed ({exc}); used the console output")
+    data, why = read_json_file(target) if target is not None else (None, "not written")
+    if why:
+        report.warnings.append(f"JSON report {path} {'was' if why == 'not written' else 'is'} {why}; "
+                               "used the console output")
         return None
     if not isinstance(data, dict):
         report.warnings.append(f"JSON report {path} is not a pytest-json-report document")
