@@ -9,9 +9,11 @@ deliberately a word splitter, not a shell.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Callable
+from pathlib import Path
 
 # Shell operators that end one command and start the next.
 SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
@@ -104,3 +106,27 @@ def env_assignments(command: str) -> dict[str, str]:
             continue
         at_start = False
     return env
+
+
+def with_package_scripts(command: str, root: Path | None) -> str:
+    """The command with the package.json script each ``npm test`` / ``npm t``
+    / ``npm run x`` / ``yarn x`` segment runs appended (after `` ; ``, with the
+    words passed to it after ``--``), so that options and variables written
+    in the script are seen too."""
+    if root is None:
+        return command
+    try:
+        scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts")
+    except (OSError, ValueError, AttributeError):
+        return command
+    if not isinstance(scripts, dict):
+        return command
+    extra: list[str] = []
+    for seg in segments(command):
+        m = PACKAGE_RUNNER.match(seg)
+        script = scripts.get("test" if m.group(1) == "t" else m.group(1)) if m else None
+        if isinstance(script, str):
+            words = command_words(seg)
+            passed = words[words.index("--") + 1:] if "--" in words else []
+            extra.append(" ".join([script, *map(shlex.quote, passed)]))
+    return " ; ".join([command, *extra])

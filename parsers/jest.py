@@ -22,12 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.command import command_words, env_assignments, option_values
+from greenloop.parsers.command import command_words, env_assignments, option_values, with_package_scripts
 from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
     add_unprinted,
-    effective_command,
     error_message,
     line_in,
     load_json_report,
@@ -451,7 +450,7 @@ def parse(run: RunOutput) -> TestReport:
     """Parse one Jest run (JSON report, jest-junit XML or console)."""
     report = TestReport(framework=FRAMEWORK)
     b = ResultSet(run, report, "jest", SEP, TIMEOUT)
-    command = effective_command(run.command, b.index)
+    command = with_package_scripts(run.command, run.sources_root)
     words = command_words(command)
     con = _read_console(run, b.rel)
     done = False

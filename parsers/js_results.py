@@ -7,12 +7,11 @@ tests of a file that a reporter did not print.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, option_values, plain_words
+from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.json_report import first_json_object, read_json_file
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -279,24 +278,6 @@ def report_path(run: RunOutput, name: str) -> Path | None:
     return run.resolve(name)
 
 
-def effective_command(command: str, index: SourceIndex) -> str:
-    """The command with the package.json script it runs appended (``npm
-    test``, ``yarn test:ci``...), so options and variables written in the
-    script are seen too."""
-    try:
-        pkg = json.loads("\n".join(index.lines("package.json")) or "{}")
-    except ValueError:
-        return command
-    scripts = pkg.get("scripts") if isinstance(pkg, dict) else None
-    if not isinstance(scripts, dict):
-        return command
-    extra: list[str] = []
-    for seg in SEGMENT_SPLIT.split(command.strip()):
-        m = PACKAGE_RUNNER.match(seg)
-        script = scripts.get(m.group(1)) if m else None
-        if isinstance(script, str):
-            extra.append(script)
-    return " ; ".join([command, *extra])
 
 
 def note_unlisted(b: ResultSet, files: list[str]) -> None:

@@ -36,10 +36,10 @@ from pathlib import Path
 
 import yaml
 
-from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT, command_words, option_values
+from greenloop.parsers.command import command_words, option_values, with_package_scripts
 from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.junit_xml import JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, glob_regex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import (
@@ -109,25 +109,8 @@ class _Entry:
 
 
 def effective_words(run: RunOutput) -> list[str]:
-    """The command's shell words, plus those of the package.json script an
-    ``npm test`` / ``npm run x`` / ``yarn x`` segment runs (and the words
-    passed to it after ``--``), so options set in the script are seen."""
-    words = command_words(run.command)
-    root = run.sources_root
-    for seg in SEGMENT_SPLIT.split(run.command.strip()):
-        m = PACKAGE_RUNNER.match(seg)
-        if not m or root is None:
-            continue
-        try:
-            scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
-        except (OSError, ValueError, AttributeError):
-            continue
-        script = scripts.get("test" if m.group(1) == "t" else m.group(1)) if isinstance(scripts, dict) else None
-        if isinstance(script, str):
-            seg_words = command_words(seg)
-            extra = seg_words[seg_words.index("--") + 1:] if "--" in seg_words else []
-            words += ["&&", *command_words(script), *extra]
-    return words
+    """The command's shell words, plus those of the package.json scripts it runs."""
+    return command_words(with_package_scripts(run.command, run.sources_root))
 
 
 def _chain_full(n: SpecNode) -> str | None:
@@ -855,35 +838,6 @@ def mocha_positional(words: list[str]) -> list[str]:
     return out
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob (``**``, ``*``, ``?``, ``{a,b}``) as a regex over relative
-    POSIX paths (fnmatch's ``*`` would cross ``/``)."""
-    pattern = pattern.strip().strip("'\"")
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append(r"(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(r".*")
-            i += 2
-        elif c == "*":
-            out.append(r"[^/]*")
-            i += 1
-        elif c == "?":
-            out.append(r"[^/]")
-            i += 1
-        elif c == "{" and (j := pattern.find("}", i)) > i:
-            out.append("(?:" + "|".join(re.escape(x) for x in pattern[i + 1:j].split(",")) + ")")
-            i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out))
 
 
 def _read_config(root: Path | None) -> dict[str, object]:

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.mocha import effective_words, glob_regex
+from greenloop.parsers.locate import SourceIndex, glob_regex
+from greenloop.parsers.mocha import effective_words
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js_suites import JS_FILE_SUFFIXES, SpecIndex, SpecNode, iter_nodes

@@ -21,12 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.command import command_words, option_values
+from greenloop.parsers.command import command_words, option_values, with_package_scripts
 from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
     add_unprinted,
-    effective_command,
     error_message,
     line_in,
     load_json_report,
@@ -595,7 +594,7 @@ def parse(run: RunOutput) -> TestReport:
     """Parse one Vitest run (JSON, JUnit, TAP or console reporters)."""
     report = TestReport(framework=FRAMEWORK)
     b = ResultSet(run, report, "vitest", SEP, TIMEOUT)
-    words = command_words(effective_command(run.command, b.index))
+    words = command_words(with_package_scripts(run.command, run.sources_root))
     reporters = [r for v in option_values(words, "--reporter", "--reporters") for r in v.split(",")]
     con = _read_console(run, b.rel)
     done = False

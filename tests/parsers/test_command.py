@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from greenloop.parsers.command import (
     command_words,
     env_assignments,
@@ -9,6 +11,7 @@ from greenloop.parsers.command import (
     plain_words,
     segments,
     tool_words,
+    with_package_scripts,
 )
 
 
@@ -41,3 +44,13 @@ def test_plain_words_leave_options_and_their_values_out() -> None:
 def test_env_assignments_start_a_segment() -> None:
     assert env_assignments("CI=1 JEST_JUNIT_OUTPUT_DIR=reports npx jest X=y && export A=b; env C=d node") == {
         "CI": "1", "JEST_JUNIT_OUTPUT_DIR": "reports", "A": "b", "C": "d"}
+
+
+def test_package_scripts_a_command_runs_are_read_too(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(
+        '{"scripts": {"test": "mocha --reporter dot", "ci": "JEST_JUNIT_OUTPUT_DIR=out jest --ci"}}')
+    assert with_package_scripts("npm t -- --grep 'a b'", tmp_path) == \
+        "npm t -- --grep 'a b' ; mocha --reporter dot --grep 'a b'"
+    assert with_package_scripts("npm run ci", tmp_path) == "npm run ci ; JEST_JUNIT_OUTPUT_DIR=out jest --ci"
+    assert with_package_scripts("npx jest", tmp_path) == "npx jest"
+    assert with_package_scripts("npm test", tmp_path / "elsewhere") == "npm test"
