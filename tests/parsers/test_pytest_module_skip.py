@@ -97,8 +97,11 @@ def run_pytest(root: Path, args: str) -> RunOutput:
 
 VARIANTS = ["", "-q", "-v", "-vv", "-rA", "-rs", "-q -rs", "-q --tb=line", "-rA -v",
             "--junitxml=reports/junit.xml", "-o junit_family=xunit1 --junitxml=reports/junit1.xml"]
+# the plugins the corpus used (dev dependencies); under CI a missing one fails its variants
 if importlib.util.find_spec("pytest_jsonreport") is not None or os.environ.get("CI") == "true":
     VARIANTS.append("-q --json-report --json-report-file=reports/report.json")
+if importlib.util.find_spec("xdist") is not None or os.environ.get("CI") == "true":
+    VARIANTS += ["-n 2 -rA", "-n 2 -q --junitxml=reports/junit-xdist.xml"]
 
 
 @pytest.mark.parametrize("args", VARIANTS)
