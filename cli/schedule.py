@@ -24,8 +24,8 @@ from temporalio.service import RPCError
 from greenloop.cli.output import console, fail, finish
 from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.domain.llm import LLMSettings
 from greenloop.server.client import TASK_QUEUE
-from greenloop.workflows.models import LLMSettings
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")

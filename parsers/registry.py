@@ -72,6 +72,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("jest", "javascript", (C, X, J)),
     Framework("vitest", "javascript", (C, X, J, T)),
     Framework("mocha", "javascript", (C, X, J, T, S)),
+    Framework("tape", "javascript", (T,)),
+    Framework("node-tap", "javascript", (C, T), ("nodetap", "node_tap")),
+    Framework("ava", "javascript", (C, T)),
     Framework("node-test", "javascript", (C, X, T), ("node", "node:test")),
     Framework("cargo-test", "rust", (C, X, S), ("cargo", "rust", "libtest")),
     Framework("junit-console", "java", (C, X), ("junit", "junit5")),
@@ -83,12 +86,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("generic", "any", (C, X, T), ("tap", "xunit")),
 )
 BY_NAME: dict[str, Framework] = {f.name: f for f in FRAMEWORKS}
+MODULES = BY_NAME  # the name detection reads the known frameworks by
 ALIASES: dict[str, str] = {a: f.name for f in FRAMEWORKS for a in f.aliases}
 
 
 @functools.cache
 def _parsers() -> dict[str, Parser]:
     from greenloop.parsers import (
+        ava,
         cargo,
         ctest,
         generic,
@@ -97,17 +102,19 @@ def _parsers() -> dict[str, Parser]:
         jest,
         junit_console,
         mocha,
+        node_tap,
         node_test,
         phpunit,
         pytest,
         rspec,
         surefire,
+        tape,
         unittest,
         vitest,
     )
 
-    modules: tuple[Parser, ...] = (cargo, ctest, generic, go, googletest, jest, junit_console, mocha, node_test,
-                                   phpunit, pytest, rspec, surefire, unittest, vitest)
+    modules: tuple[Parser, ...] = (ava, cargo, ctest, generic, go, googletest, jest, junit_console, mocha, node_tap,
+                                   node_test, phpunit, pytest, rspec, surefire, tape, unittest, vitest)
     return {m.FRAMEWORK: m for m in modules}
 
 

@@ -21,7 +21,8 @@ def test_every_row_has_a_parser_of_its_name(row: registry.Framework) -> None:
     parser = registry.parser(row.name)
     assert isinstance(parser, Parser)
     assert parser.FRAMEWORK == row.name
-    assert Format.CONSOLE in row.formats
+    assert row.formats and len(set(row.formats)) == len(row.formats)
+    assert all(isinstance(f, Format) for f in row.formats)
     for alias in row.aliases:
         assert registry.canonical(alias.upper()) == row.name
 
