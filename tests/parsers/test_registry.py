@@ -80,3 +80,15 @@ def test_the_table_is_cheap_to_import() -> None:
     assert proc.returncode == 0, proc.stderr
     loaded = proc.stdout
     assert "greenloop.parsers.pytest" not in loaded and "greenloop.parsers.mocha" not in loaded
+
+
+def test_every_parsers_subpackage_ships_in_the_wheel() -> None:
+    """pyproject lists packages one by one: a parsers subpackage missing there
+    imports from a checkout but not from the installed wheel."""
+    import tomllib
+
+    pkg = Path(registry.__file__).parent
+    listed = set(tomllib.loads((pkg.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    subpackages = {"greenloop." + ".".join(p.parent.relative_to(pkg.parent).parts) for p in pkg.rglob("__init__.py")}
+    assert "greenloop.parsers.source" in subpackages
+    assert subpackages <= listed, sorted(subpackages - listed)
