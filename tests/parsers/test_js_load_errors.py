@@ -177,4 +177,7 @@ def test_node_test_file_that_cannot_resolve_an_import(tmp_path: Path, options: s
         assert len(got) == 1 and next(iter(got.values()))[0] == "test/product.test.js", report.tests
         assert next(iter(got)).endswith("/test/product.test.js")
         assert report.build_error
+        if options != "--test-reporter=dot":  # the dot reporter prints only "test failed"
+            file, line, message = next(iter(got.values()))
+            assert line == 2 and message and "Cannot find module" in message
 
