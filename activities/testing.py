@@ -20,6 +20,7 @@ from greenloop.runner import config as project_config
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import SuitePlan, fill_single_test
 from greenloop.runner.plan import plan_tests as make_plan
+from greenloop.runner.readable import unreadable_reason
 from greenloop.runner.select import single_test_command
 from greenloop.workflows.models import (
     PlanInput,
@@ -44,6 +45,20 @@ def _out_dir(ws: Workspace, label: str) -> Path:
     return base / f"{label}-{n}"
 
 
+
+
+# A suite that could not even run: a result that says why (the run's outcome, or a failed attempt), not an error.
+SUITE_COULD_NOT_RUN = {ErrorKind.BUILD_FAILURE, ErrorKind.COMMAND_NOT_FOUND, ErrorKind.TIMEOUT}
+
+
+def could_not_run(plan: SuitePlan, exc: GreenloopError) -> TestReport:
+    """The report of a suite run that never got to its tests (the build failed, no command)."""
+    hint = exc.context.get("suggestion")
+    return TestReport(framework=plan.framework, command=str(exc.context.get("command") or plan.test_command),
+                      exit_code=exc.context.get("exit_code"), build_error=exc.kind == ErrorKind.BUILD_FAILURE,
+                      timed_out=exc.kind == ErrorKind.TIMEOUT, per_test=False,
+                      warnings=[exc.message + (f" ({hint})" if hint else "")],
+                      output_tail=str(exc.context.get("stderr") or "") or None)
 
 
 def load_report(path: str) -> TestReport:
@@ -72,8 +87,18 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
     """Run the whole suite; compare with ``compare_to`` when given."""
     ws = inp.workspace
     out = _out_dir(ws, inp.label)
-    run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
-    report = run.report
+    try:
+        run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
+        report, duration_s = run.report, run.test.duration_s if run.test else 0.0
+        unreadable = unreadable_reason(report)
+    except GreenloopError as exc:
+        if exc.kind not in SUITE_COULD_NOT_RUN:
+            raise
+        report, duration_s = could_not_run(inp.plan, exc), 0.0  # a result: the suite's state is unknown
+        unreadable = report.warnings[0] + (f"; the output ends with:\n{report.output_tail[-800:]}"
+                                           if report.output_tail else "")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.model_dump_json(indent=1))
     statuses = {t.id: t.status.value for t in report.tests}
     (out / "statuses.json").write_text(json.dumps(statuses))
     focus = report.find(inp.focus) if inp.focus else None
@@ -81,7 +106,7 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
         label=inp.label, report_path=str(out / "report.json"), statuses_path=str(out / "statuses.json"),
         totals=report.totals, build_error=report.build_error,
         timed_out=report.timed_out, exit_code=report.exit_code, per_test=report.per_test,
-        warnings=report.warnings[:20], duration_s=run.test.duration_s if run.test else 0.0,
+        warnings=report.warnings[:20], duration_s=duration_s, unreadable=unreadable,
         focus=inp.focus, focus_status=focus.status if focus else None,
     )
     if inp.compare_to is not None:

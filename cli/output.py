@@ -3,27 +3,71 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
+import traceback
 from collections.abc import Coroutine
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from greenloop import sandbox
-from greenloop.domain.errors import GreenloopError
+from greenloop.domain.errors import ErrorKind, GreenloopError
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
 
 
+def say_error(error: GreenloopError, hint: str | None = None) -> int:
+    """Print a typed error (kind, message, what to do next, all literal); the exit code it asks for."""
+    err_console.print(f"[bold red]error[/] [dim]({error.kind.value})[/]: {escape(error.message)}")
+    hint = hint or error.context.get("suggestion")
+    if hint:
+        err_console.print(f"  [yellow]hint:[/] {escape(str(hint))}")
+    return int(error.context.get("exit", 2))
+
+
 def fail(error: GreenloopError, hint: str | None = None) -> typer.Exit:
     """Print a typed error (kind, message, what to do next) and return the exit to raise."""
-    err_console.print(f"[bold red]error[/] [dim]({error.kind.value})[/]: {error.message}")
-    if hint:
-        err_console.print(f"  [yellow]hint:[/] {hint}")
-    return typer.Exit(code=2)
+    return typer.Exit(code=say_error(error, hint))
+
+
+def invalid_options(exc: ValidationError) -> GreenloopError:
+    """Options out of range, said option by option (never pydantic's traceback)."""
+    parts = []
+    for e in exc.errors():
+        name = "--" + str(e["loc"][-1]).removesuffix("_s").replace("_", "-") if e["loc"] else "an option"
+        parts.append(f"{name}: {e['msg']} (got {e.get('input')!r})")
+    return GreenloopError("invalid option: " + "; ".join(parts), kind=ErrorKind.VALIDATION_ERROR,
+                          suggestion="`greenloop run --help` lists every option and its range")
+
+
+class _NoTraceback(logging.Filter):
+    """Keeps the SDK's own errors to one line each (their tracebacks are in the run's history)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+def quiet_worker_logs() -> None:
+    """A worker inside the CLI process: what it retries or records (an activity that failed
+    and is retried, a failed attempt) is in the run's history and the Web UI, not on the
+    user's terminal; what is left of its errors prints without tracebacks.
+    GREENLOOP_DEBUG=1 shows everything."""
+    if os.environ.get("GREENLOOP_DEBUG"):
+        return
+    sdk = logging.getLogger("temporalio")  # its children (activity, workflow, worker) log through it
+    sdk.setLevel(logging.ERROR)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_NoTraceback())
+    handler.setFormatter(logging.Formatter("worker: %(message)s"))
+    sdk.addHandler(handler)
+    sdk.propagate = False
 
 
 def finish(coro: Coroutine[Any, Any, int]) -> None:
@@ -36,10 +80,15 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
     try:
         code = asyncio.run(coro)
     except GreenloopError as exc:
-        err_console.print(f"[bold red]error[/] [dim]({exc.kind.value})[/]: {exc.message}")
-        code = 2
+        code = say_error(exc)
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:  # noqa: BLE001 - a user never sees a traceback; GREENLOOP_DEBUG=1 shows it
+        if os.environ.get("GREENLOOP_DEBUG"):
+            traceback.print_exc()
+        err_console.print(f"[bold red]error[/] [dim](internal)[/]: {escape(f'{type(exc).__name__}: {exc}')}")
+        err_console.print("  [yellow]hint:[/] run again with GREENLOOP_DEBUG=1 to see where, and report it")
+        code = 4
     sandbox.shutdown()  # os._exit skips atexit
     sys.stdout.flush()
     sys.stderr.flush()

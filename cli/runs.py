@@ -6,23 +6,30 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from greenloop.cli.output import console, fail, finish
+from greenloop.cli import watch
+from greenloop.cli.exit_codes import ExitCode, for_summary
+from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner import config as project_config
 from greenloop.domain.llm import LLMSettings
+from greenloop.runner.select import selected
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
@@ -32,8 +39,10 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
+    RunOutcome,
     RunSummary,
 )
+from greenloop.workflows.outcome import headline
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]
@@ -65,15 +74,19 @@ def build_request(repo: str, given: set[str] | None = None, **opts) -> FixReques
         config, config_file = project_config.load(path)
         opts = project_config.merge(config, opts, given or set())
         opts.update(env=config.env, config_file=str(config_file) if config_file else None)
-    llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
-                      allow_production_edits=not opts.pop("tests_only"),
-                      analysis_only=opts.pop("analysis_only"))
-    sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"), network=opts.pop("network"))
-    if config is not None:
-        sandbox = sandbox.model_copy(update={k: v for k, v in (
-            ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
-            ("memory_mb", config.sandbox.memory_mb)) if v is not None})
-    return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
+    try:
+        llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
+                          allow_production_edits=not opts.pop("tests_only"),
+                          analysis_only=opts.pop("analysis_only"))
+        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
+                                  network=opts.pop("network"))
+        if config is not None:
+            sandbox = sandbox.model_copy(update={k: v for k, v in (
+                ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
+                ("memory_mb", config.sandbox.memory_mb)) if v is not None})
+        return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
+    except ValidationError as exc:
+        raise invalid_options(exc) from None
 
 
 async def _client(address: str | None, namespace: str | None) -> tuple[Client, bool]:
@@ -89,13 +102,52 @@ async def _client(address: str | None, namespace: str | None) -> tuple[Client, b
 
 
 def _print_summary(summary: RunSummary) -> None:
-    console.print(f"\n[bold]{summary.state}[/]: fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, "
-                  f"escalated {len(summary.escalated)}, flaky {len(summary.flaky)}, "
-                  f"still failing {len(summary.still_failing)}; {summary.attempts} attempt(s), "
-                  f"${summary.usage.cost_usd:.4f}")
+    state, rest = headline(summary).split(": ", 1)
+    console.print(f"\n[bold]{state}[/]: {escape(rest)}; {summary.attempts} attempt(s), ${summary.usage.cost_usd:.4f}")
+    if summary.reason and summary.state != "completed":
+        console.print(f"  why: {escape(summary.reason)}")
+    if next_step := NEXT_STEPS.get(summary.state):
+        console.print(f"  next: {next_step}")
     for label, value in (("report", summary.report_markdown), ("patch", summary.patch), ("branch", summary.branch)):
         if value:
-            console.print(f"  {label}: {value}")
+            console.print(f"  {label}: {escape(value)}")
+
+
+# What to do about a run that could not read its suite.
+NEXT_STEPS = {
+    "suite_unreadable": "run the test command by hand in the project and check that it finds and reports the tests; "
+                        "give --test-command (and --framework) if Greenloop chose the wrong one",
+    "suite_timed_out": "raise --timeout (seconds per suite run), or --select fewer tests",
+    "setup_failed": "fix the project's setup (the end of its log is above), or give its setup command in "
+                    "greenloop.toml, then run again",
+}
+
+
+def _answer_hint(run_id: str, test_id: str) -> str:
+    return f"greenloop answer {shlex.quote(run_id)} {shlex.quote(test_id)} retry|skip|abort"
+
+
+STALL_CHECK_S = 3.0
+QUERY_TIMEOUT = timedelta(seconds=5)  # a run whose worker is gone must not hold the CLI up
+
+
+def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
+    """A run that failed (or was cancelled or terminated) as a typed error that says what next."""
+    chain = [exc.cause]
+    while getattr(chain[-1], "cause", None) is not None:
+        chain.append(chain[-1].cause)
+    # The first failure typed with one of Greenloop's kinds says the most, else the innermost.
+    kinds = {k.value for k in ErrorKind}
+    cause = next((c for c in chain if getattr(c, "type", None) in kinds), chain[-1])
+    what = getattr(cause, "message", None) or str(cause or exc)
+    if getattr(cause, "type", None) == ErrorKind.SETUP_FAILED.value:  # the suite never ran: the outcome says so
+        context = next((d for d in getattr(cause, "details", ()) if isinstance(d, dict)), {})
+        if tail := str(context.get("log_tail") or "").strip():
+            what += f"\nthe end of its log:\n{tail[-1500:]}"
+        return GreenloopError(f"run {run_id}: {RunOutcome.SETUP_FAILED.value}: {what}", kind=ErrorKind.SETUP_FAILED,
+                              exit=ExitCode.SUITE_NOT_READ, suggestion=NEXT_STEPS[RunOutcome.SETUP_FAILED])
+    return GreenloopError(f"run {run_id} failed: {what}", kind=ErrorKind.VALIDATION_ERROR, exit=ExitCode.STOPPED,
+                          suggestion=f"its history is in the Web UI; `greenloop status {run_id}` shows each test")
 
 
 async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
@@ -108,17 +160,31 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
         if seen.get(test_id) != state:
             seen[test_id] = state
             if not as_json:
-                console.print(f"  {test_id}: [bold]{state}[/]")
+                console.print(f"  {escape(test_id)}: [bold]{state}[/]")
                 if live and state == FixState.ESCALATED.value:
-                    console.print(f"    answer with: greenloop answer {run_id} '{test_id}' retry|skip|abort")
+                    console.print(f"    answer with: {escape(_answer_hint(run_id, test_id))}")
+
+    said: set[str] = set()
+    next_look = time.monotonic() + STALL_CHECK_S
 
     result_task = asyncio.ensure_future(handle.result())
+    no_worker = False
     while not result_task.done():
-        try:
-            now_phase = await handle.query("phase", result_type=str)
-            views = await handle.query("status", result_type=list[FixStatusView])
-        except RPCError:
-            now_phase, views = phase, []
+        if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
+            next_look = time.monotonic() + STALL_CHECK_S
+            stalls = await watch.stalls(client, handle, TASK_QUEUE)
+            no_worker = watch.no_worker(TASK_QUEUE) in stalls
+            for line in stalls:
+                if line not in said:
+                    said.add(line)
+                    err_console.print(f"[yellow]waiting:[/] {escape(line)}")
+        now_phase, views = phase, []
+        if not no_worker:  # else nobody would answer a query
+            try:
+                now_phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
+                views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
+            except RPCError:
+                now_phase, views = phase, []
         if not as_json and now_phase != phase:
             console.print(f"[dim]{now_phase}[/]")
             phase = now_phase
@@ -126,13 +192,17 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
             state = v.state.value
             if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
                 try:
-                    child = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                    child = await client.get_workflow_handle(v.workflow_id).query(
+                        "status", result_type=FixStatusView, rpc_timeout=QUERY_TIMEOUT)
                     state = child.state.value
                 except RPCError:
                     pass
             show(v.test_id, state)
         await asyncio.wait({result_task}, timeout=1.5)
-    summary = result_task.result()
+    try:
+        summary = result_task.result()
+    except WorkflowFailureError as exc:
+        raise run_failed(run_id, exc) from None
     for v in summary.tests:  # states reached since the last look (no longer answerable)
         show(v.test_id, v.state.value, live=False)
     return summary
@@ -178,6 +248,11 @@ def run_command(
             escalation_default=escalation_default, model=model, budget_usd=budget_usd, tests_only=tests_only,
             analysis_only=analysis_only, sandbox=sandbox, network=network, timeout=timeout,
         )
+        local = "://" not in repo and "@" not in repo
+        if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
+            raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
+                                 kind=ErrorKind.VALIDATION_ERROR, repo=repo,
+                                 suggestion="point greenloop run at the project's folder (the one with its tests)")
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
         if scripted is None and not analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -214,6 +289,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
             os.environ["ANTHROPIC_BASE_URL"] = server.base_url
             os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
         if in_process and (wait or scripted is not None):
+            quiet_worker_logs()
             await stack.enter_async_context(build_worker(client))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
@@ -234,7 +310,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
             print(summary.model_dump_json(indent=2))
         else:
             _print_summary(summary)
-        return 0 if summary.state == "completed" and not summary.still_failing else 1
+        return int(for_summary(summary))
 
 
 # --- steering -------------------------------------------------------------------------
@@ -252,12 +328,12 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
         try:
             summary = await handle.result()
         except WorkflowFailureError as exc:
-            raise GreenloopError(f"run {run_id} ended {desc.status.name.lower()}: {exc.cause}",
-                                 kind=ErrorKind.VALIDATION_ERROR) from None
-        return f"finished: {summary.state}", summary.tests
+            raise run_failed(run_id, exc) from None
+        why = summary.reason.strip().splitlines()[0] if summary.reason.strip() else ""
+        return f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.tests
     try:
-        phase = await handle.query("phase", result_type=str)
-        views = await handle.query("status", result_type=list[FixStatusView])
+        phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
+        views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
                              kind=ErrorKind.VALIDATION_ERROR,
@@ -266,7 +342,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
     for v in views:
         if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
             try:
-                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView,
+                                                                          rpc_timeout=QUERY_TIMEOUT)
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
@@ -274,18 +351,19 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
 
 
 def resolve_test(views: list[FixStatusView], name: str) -> FixStatusView:
-    """A test by its id or a unique prefix of it."""
+    """A test by its id, a unique prefix of it, or a pattern matching only it
+    (a glob or a substring, the way ``--select`` matches)."""
     exact = [v for v in views if v.test_id == name]
     if exact:
         return exact[0]
-    matches = [v for v in views if v.test_id.startswith(name)]
+    matches = [v for v in views if v.test_id.startswith(name)] or [v for v in views if selected(v.test_id, [name], [])]
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise GreenloopError(f"no test {name!r} in this run; `greenloop status RUN` lists them",
                              kind=ErrorKind.VALIDATION_ERROR)
-    raise GreenloopError(f"{name!r} matches {len(matches)} tests: " + ", ".join(v.test_id for v in matches[:5]),
-                         kind=ErrorKind.VALIDATION_ERROR)
+    raise GreenloopError(f"{name!r} matches {len(matches)} tests: " + ", ".join(v.test_id for v in matches[:5])
+                         + "; give more of the id", kind=ErrorKind.VALIDATION_ERROR)
 
 
 def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
@@ -299,12 +377,12 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
             print(json.dumps({"run_id": run_id, "phase": phase, "tests": [v.model_dump(mode="json") for v in views]},
                              indent=2))
             return 0
-        table = Table(title=f"{run_id}: {phase}")
+        table = Table(title=escape(f"{run_id}: {phase}"))
         for col in ("test", "state", "attempt", "last verdict", "last event"):
             table.add_column(col, overflow="fold")
         for v in views:
-            table.add_row(v.test_id, v.state.value, str(v.attempt),
-                          v.last_verdict.value if v.last_verdict else "", v.history[-1] if v.history else "")
+            table.add_row(escape(v.test_id), v.state.value, str(v.attempt),
+                          v.last_verdict.value if v.last_verdict else "", escape(v.history[-1]) if v.history else "")
         console.print(table)
         return 0
 
@@ -313,7 +391,7 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 def answer_command(
     run_id: Annotated[str, typer.Argument(help="The run id.")],
-    test: Annotated[str, typer.Argument(help="Test id or unique prefix.")],
+    test: Annotated[str, typer.Argument(help="Test id, a unique prefix, or a glob/substring matching only it.")],
     choice: Annotated[AnswerChoice, typer.Argument(help="retry, skip or abort.")],
     attempts: Annotated[int, typer.Option(help="For retry: how many more attempts.")] = 3,
     note: Annotated[str, typer.Option(help="Why (kept in the report).")] = "",
@@ -354,7 +432,7 @@ def rollback_command(
             msg = await client.get_workflow_handle(run_id).execute_update("rollback", view.test_id, result_type=str)
         except WorkflowUpdateFailedError as exc:
             raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
-        console.print(msg)
+        console.print(escape(msg))
         return 0
 
     finish(go())
@@ -375,7 +453,7 @@ def abort_command(
             raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
         except RPCError as exc:
             raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR) from None
-        console.print(f"{run_id}: {phase}")
+        console.print(escape(f"{run_id}: {phase}"))
         return 0
 
     finish(go())

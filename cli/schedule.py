@@ -14,12 +14,13 @@ from rich.table import Table
 from temporalio.client import (
     Schedule,
     ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
     ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
     ScheduleSpec,
 )
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from greenloop.cli.output import console, fail, finish
 from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
@@ -77,6 +78,9 @@ def create(
                                                    task_queue=TASK_QUEUE),
                 spec=spec, policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
             ), memo={"spec": f"cron {cron}" if cron else f"every {every}", "repo": request.repo})
+        except ScheduleAlreadyRunningError:
+            raise GreenloopError(f"a schedule named {name!r} exists already", kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion=f"pick another name, or `greenloop schedule delete {name}` first") from None
         except RPCError as exc:
             raise GreenloopError(f"cannot create schedule {name}: {exc.message}",
                                  kind=ErrorKind.VALIDATION_ERROR) from None
@@ -130,6 +134,9 @@ def _simple(action: str, help_text: str):
                 else:
                     await handle.delete()
             except RPCError as exc:
+                if exc.status == RPCStatusCode.NOT_FOUND:
+                    raise GreenloopError(f"no schedule named {name!r}", kind=ErrorKind.VALIDATION_ERROR,
+                                         suggestion="`greenloop schedule list` shows the schedules") from None
                 raise GreenloopError(f"schedule {name}: {exc.message}", kind=ErrorKind.VALIDATION_ERROR) from None
             done = {"pause": "paused", "unpause": "unpaused", "trigger": "triggered", "delete": "deleted"}[action]
             console.print(f"schedule {name}: {done}")

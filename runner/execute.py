@@ -20,6 +20,7 @@ from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.models import TestReport
 from greenloop.projectenv import attach
 from greenloop.projectenv.models import ProjectEnvironment
+from greenloop.runner import crash
 from greenloop.runner.plan import REPORT_DIR, SuitePlan
 from greenloop.sandbox.models import ExecResult, SandboxSettings
 
@@ -53,11 +54,53 @@ def _stderr_end(ex: ExecResult, chars: int) -> str:
     return (ex.stderr_head + ex.stderr_tail)[-chars:]
 
 
+def _output_end(ex: ExecResult, chars: int) -> str:
+    """The end of a command's stdout, then of its stderr (where crashes are told)."""
+    out = (ex.stdout_tail or ex.stdout_head).strip()[-chars // 2:]
+    return "\n".join(part for part in (out, _stderr_end(ex, chars // 2).strip()) if part)
+
+
 def _not_found(ex: ExecResult) -> bool:
     if ex.exit_code == 127:
         return True
     tail = _stderr_end(ex, 4000)
     return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
+
+
+def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> TestReport:
+    """Parse a finished command's output, keeping the reports it wrote beside it."""
+    reports = workspace / REPORT_DIR
+    if reports.is_dir():
+        shutil.copytree(reports, out_dir / "reports", dirs_exist_ok=True)
+    run = RunOutput(command=test.command, exit_code=test.exit_code, stdout_path=Path(test.stdout_path),
+                    stderr_path=Path(test.stderr_path), cwd=workspace, project_root=workspace)
+    return parse(run, framework)
+
+
+async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, why: str, workspace: Path,
+                         out_dir: Path, settings: SandboxSettings, heartbeat: Callable[[str], None]) -> TestReport:
+    """A process died inside the run (out of memory, a crash): fail the test it died in,
+    keep the other results, run the tests that never ran (see ``runner.crash``)."""
+    message = crash.explain(why, test, settings.memory_mb)
+    if not crash.runner_died(test):  # a child process died; the runner reported every test
+        crash.mark_victims(report, why, message)
+        report.warnings.insert(0, f"{message} ({test.command})")
+        return report
+    if plan.framework != "pytest":  # keeps what the output holds; the test it died in cannot be named
+        report.warnings.insert(0, f"{message} ({test.command}); the test it died in cannot be named")
+        return report
+
+    async def again(command: str, folder: Path) -> ExecResult:
+        reports = workspace / REPORT_DIR
+        shutil.rmtree(reports, ignore_errors=True)
+        reports.mkdir(parents=True, exist_ok=True)
+        return await _exec(command, workspace, folder, settings, heartbeat, plan.environment)
+
+    report = await crash.resume_pytest(test.command, report, why, test, again,
+                                       lambda ex: _read(ex, workspace, out_dir, plan.framework), out_dir,
+                                       settings.memory_mb)
+    report.warnings.insert(0, f"{message} ({test.command})")
+    return report
 
 
 async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
@@ -95,15 +138,11 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
             stderr=_stderr_end(test, 2000),
             suggestion="install the project's dependencies, or give --test-command",
         )
-    if test.out_of_memory:
-        raise GreenloopError(f"{test.command} ran out of memory", kind=ErrorKind.OUT_OF_MEMORY,
-                             command=test.command)
-    # Keep the reports the command wrote beside its output.
-    if reports.is_dir():
-        shutil.copytree(reports, out_dir / "reports", dirs_exist_ok=True)
-    run = RunOutput(command=test.command, exit_code=test.exit_code, stdout_path=Path(test.stdout_path),
-                    stderr_path=Path(test.stderr_path), cwd=workspace, project_root=workspace)
-    report = parse(run, plan.framework)
+    report = _read(test, workspace, out_dir, plan.framework)
+    if why := crash.died(test):
+        report = await _one_test_died(plan, test, report, why, workspace, out_dir, settings, heartbeat)
+    if not report.output_tail and not (report.tests and report.per_test):  # what a person reads instead
+        report.output_tail = _output_end(test, 1500) or None
     if test.timed_out:
         report.timed_out = True
         report.warnings.append(f"the run was killed after its time limit ({test.command})")

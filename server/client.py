@@ -41,6 +41,8 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
         raise GreenloopError(
             f"no Temporal server reachable at {config['target_host']}: {exc}",
             kind=ErrorKind.VALIDATION_ERROR, address=config["target_host"],
+            suggestion="start one with `greenloop server` (or drop --address to use the embedded one), "
+                       "or give the --address of a running cluster",
         ) from None
 
 

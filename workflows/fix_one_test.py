@@ -17,6 +17,7 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import analysis as analysis_acts
@@ -45,6 +46,23 @@ with workflow.unsafe.imports_passed_through():
     )
     from greenloop.workflows.options import QUICK_OPTIONS, llm_options, test_run_options
     from greenloop.workflows.search import upsert_state
+
+
+BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
+# What failed, by activity, for a failed attempt's reason.
+STEPS = {
+    "analyze_failure": "the analysis failed", "propose_fix": "the fixer failed",
+    "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
+    "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
+}
+
+
+def failed_step(exc: ActivityError) -> str:
+    """A failed attempt's reason, from the activity error that ended it."""
+    cause = exc.cause
+    what = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
+    kind = f" ({cause.type})" if isinstance(cause, ApplicationError) and cause.type else ""
+    return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
 
 
 @workflow.defn
@@ -131,6 +149,12 @@ class FixOneTestWorkflow:
                         self._set(FixState.FIXED, f"fixed on attempt {len(self._attempts)}")
                         return self._result()
                 answer = await self._escalate()
+                if answer.choice is AnswerChoice.RETRY and answer.by == BY_DEADLINE and (
+                        self._out_of_time() or self._out_of_money()):
+                    # The default answer never outlives the run's budgets: no one asked for more.
+                    self._set(FixState.ESCALATED, "the deadline's default answer is retry, but the test's "
+                              "budget is used up: left for a person")
+                    return self._result()
                 if answer.choice is AnswerChoice.RETRY:
                     budget = len(self._attempts) + answer.attempts
                     self._history.append(f"retry {answer.attempts} more, answered by {answer.by}")
@@ -164,10 +188,24 @@ class FixOneTestWorkflow:
 
     async def _attempt(self, number: int) -> tuple[Verdict, bool]:
         """One analyse → fix → validate cycle. Returns the verdict and whether
-        to escalate at once (the fake-fix policy says a person must look)."""
-        inp = self._inp
+        to escalate at once (the fake-fix policy says a person must look).
+        An activity that fails inside it (its retries spent) fails the attempt,
+        with the reason, and its edits are rolled back: never the run."""
         record = AttemptRecord(number=number)
         self._attempts.append(record)
+        try:
+            return await self._attempt_steps(number, record)
+        except ActivityError as exc:
+            if is_cancelled_exception(exc):
+                raise
+            record.verdict, record.reason = Verdict.FAIL, failed_step(exc)
+            self._history.append(f"attempt {number}: FAIL ({record.reason})")
+            if self._applied_attempt == number:
+                await self._rollback(number)
+            return Verdict.FAIL, False
+
+    async def _attempt_steps(self, number: int, record: AttemptRecord) -> tuple[Verdict, bool]:
+        inp = self._inp
 
         self._set(FixState.ANALYZING)
         note: AnalysisNote = await workflow.execute_activity(
@@ -238,7 +276,10 @@ class FixOneTestWorkflow:
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:
-            return Verdict.REGRESSION, "the fix breaks the build"
+            why = f": {suite.unreadable}" if suite.unreadable else ""
+            return Verdict.REGRESSION, f"the fix breaks the build{why}"
+        if suite.unreadable and not inp.baseline.unreadable:
+            return Verdict.REGRESSION, f"the suite cannot be read after the fix: {suite.unreadable}"
         if suite.regression_count:
             shown = ", ".join(suite.regressions[:5])
             more = f" and {suite.regression_count - 5} more" if suite.regression_count > 5 else ""
@@ -269,7 +310,7 @@ class FixOneTestWorkflow:
                 timeout_summary="escalation deadline",
             )
         except asyncio.TimeoutError:
-            self._answer = Answer(choice=inp.request.escalation_default, by="deadline")
+            self._answer = Answer(choice=inp.request.escalation_default, by=BY_DEADLINE)
         assert self._answer is not None
         return self._answer
 

@@ -10,6 +10,12 @@ a report and a branch/patch.
 4. run the whole suite at the end and write the report, the patch and the
    branch.
 
+The run is ``completed`` only when that last suite run was read; a suite
+that timed out or could not be read (no tests found, a crash before any
+result, an exit code its results contradict) ends the run with that outcome
+and the reason (``workflows.outcome``). When the first suite run is not
+read the run stops there: with no known state, nothing can be fixed.
+
 With ``concurrency`` N > 1 (and a git workspace) up to N children run at
 once, each in its own git worktree started from the run workspace's current
 files; an accepted fix is merged back with a three-way merge. A fix that
@@ -52,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         RecordInput,
         RemoveWorktreeInput,
         RollbackInput,
+        RunOutcome,
         RunSummary,
         SetupInput,
         SuiteAnalysisInput,
@@ -64,6 +71,8 @@ with workflow.unsafe.imports_passed_through():
         WorktreeInput,
     )
     from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
+    from greenloop.workflows.outcome import details as outcome_details
+    from greenloop.workflows.outcome import suite_outcome
     from greenloop.workflows.search import upsert_run
 
 DONE_PHASES = ("finalizing", "finished")
@@ -200,8 +209,14 @@ class FixSuiteWorkflow:
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             **run_opts)
         summary.initial = initial.totals
-        if not initial.per_test and initial.exit_code not in (0, None):
-            summary.notes.append("no per-test results could be read; nothing to fix test by test")
+        if stop := suite_outcome(initial):
+            # The suite's state is unknown: nothing can be judged against it, so the run stops here.
+            summary.state, summary.reason = stop
+            summary.baseline_read = False
+            summary.notes.append("the first suite run was not read: the run stopped before fixing anything")
+            return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(),
+                                 remaining=[], views=[], summary=summary,
+                                 deadline_unix=workflow.now().timestamp() + request.run_budget_s)
         upsert_run(request.repo, "RUNNING", initial.totals.problems)
         recheck = None
         if initial.totals.problems:
@@ -450,14 +465,17 @@ class FixSuiteWorkflow:
     async def _finish(self, request: FixRequest, progress: SuiteProgress) -> RunSummary:
         self._set_phase("finalizing")
         summary = progress.summary
-        final: SuiteRun = await workflow.execute_activity(
+        stopped_early = not summary.baseline_read  # the first suite run was not read: nothing ran since
+        final: SuiteRun = progress.initial if stopped_early else await workflow.execute_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=progress.workspace, plan=progress.plan, label="final", sandbox=request.sandbox,
                        compare_to=progress.initial),
             **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
-        summary.state = "aborted" if self._abort_requested else "completed"
         if self._abort_requested:
+            summary.state, summary.reason = RunOutcome.ABORTED, self._abort_reason
             summary.notes.append(self._abort_reason)
+        elif not stopped_early:
+            summary.state, summary.reason = suite_outcome(final) or (RunOutcome.COMPLETED, "")
         summary.tests = list(self._views.values())
         summary = await workflow.execute_activity(
             workspace_acts.finalize_run,
@@ -467,4 +485,5 @@ class FixSuiteWorkflow:
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)
         self._set_phase("finished")
+        workflow.set_current_details(outcome_details(summary))
         return summary

@@ -31,6 +31,24 @@ class FixState(StrEnum):
     ABORTED = "ABORTED"
 
 
+class RunOutcome(StrEnum):
+    """How a run ended. ``completed`` only when the final suite ran and was read
+    (every test passed, or was knowingly skipped, escalated or left flaky);
+    otherwise the outcome names why the suite's state is not known."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    ABORTED = "aborted"  # stopped by a person
+    FAILED = "failed"  # the run itself failed (a workflow failure, not the suite's)
+    SETUP_FAILED = "setup_failed"  # the project's environment could not be built
+    SUITE_UNREADABLE = "suite_unreadable"  # no tests found, a crash before results, an exit code that lies
+    SUITE_TIMED_OUT = "suite_timed_out"  # the suite was killed at its time limit
+
+
+# Outcomes where the suite's state is unknown: nothing was (or could be) judged against it.
+SUITE_NOT_READ = {RunOutcome.SETUP_FAILED, RunOutcome.SUITE_UNREADABLE, RunOutcome.SUITE_TIMED_OUT}
+
+
 class Verdict(StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"
@@ -123,6 +141,8 @@ class SuiteRun(BaseModel):
     exit_code: int | None
     per_test: bool
     warnings: list[str] = Field(default_factory=list)
+    # Why this run does not say the suite's state (runner.readable), None when it does.
+    unreadable: str | None = None
     duration_s: float = 0.0
     focus: str | None = None  # the test this run validates, when it validates one
     focus_status: Status | None = None  # its status in this run (None: not in the output)
@@ -229,7 +249,9 @@ class FixStatusView(BaseModel):
 class RunSummary(BaseModel):
     run_id: str
     repo: str
-    state: Literal["running", "completed", "aborted", "failed"] = "running"
+    state: RunOutcome = RunOutcome.RUNNING
+    reason: str = ""  # why the run ended as it did, when it is not plainly completed
+    baseline_read: bool = True  # False: the first suite run was not read, and the run stopped there
     framework: str | None = None
     fixed: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from greenloop.workflows.models import FixOneTestResult, RunSummary
+from greenloop.workflows.models import SUITE_NOT_READ, FixOneTestResult, RunSummary
 
 
-def _totals_line(t) -> str:
+def _totals_line(t, read: bool = True) -> str:
     if t is None:
         return "-"
     parts = [f"{getattr(t, k)} {k}" for k in ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")
              if getattr(t, k)]
-    return ", ".join(parts) or "no tests"
+    counted = ", ".join(parts) or "no tests"
+    return counted if read else f"not read ({counted} reported; see the outcome)"
+
+
+def _one_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= 300 else first[:300] + "..."
 
 
 def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str:
@@ -20,9 +26,9 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         f"# Greenloop run {summary.run_id}",
         "",
         f"- repository: `{summary.repo}`" + (f" (framework {summary.framework})" if summary.framework else ""),
-        f"- outcome: **{summary.state}**",
-        f"- before: {_totals_line(summary.initial)}",
-        f"- after: {_totals_line(summary.final)}",
+        f"- outcome: **{summary.state.value}**" + (f": {_one_line(summary.reason)}" if summary.reason else ""),
+        f"- before: {_totals_line(summary.initial, read=summary.baseline_read)}",
+        f"- after: {_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ)}",
         f"- fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, escalated {len(summary.escalated)}, "
         f"aborted {len(summary.aborted)}, flaky {len(summary.flaky)}, still failing {len(summary.still_failing)}",
         f"- attempts {summary.attempts}, regressions prevented {summary.regressions_prevented}",
@@ -35,6 +41,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         lines.append(f"- patch: `{summary.patch}`")
     for note in summary.notes:
         lines.append(f"- note: {note}")
+    if summary.state in SUITE_NOT_READ and summary.reason:
+        lines += ["", f"## Why the run is {summary.state.value}", "", "```text", summary.reason.rstrip(), "```"]
     if summary.flaky:
         lines += ["", "## Flaky tests (failed, then passed on a re-run; not fixed)", ""]
         lines += [f"- `{t}`" for t in summary.flaky]

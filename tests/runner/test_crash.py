@@ -1,0 +1,113 @@
+"""A test that dies (out of memory, a crash) fails alone: in the real sandbox with a
+low memory limit, every other result is kept and the tests after it still run."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from greenloop.parsers.models import Status, TestReport
+from greenloop.runner.crash import OUT_OF_MEMORY, pytest_running
+from greenloop.runner.execute import run_tests
+from greenloop.runner.plan import plan_tests
+from greenloop.runner.readable import unreadable_reason
+from greenloop.sandbox.models import SandboxSettings
+from tests.sandbox.conftest import BACKENDS
+
+# Every isolating backend here (bwrap always; docker when an engine answers): both bound memory with a cgroup.
+ISOLATING = [b for b in BACKENDS if b != "local"]
+HOG = """
+def test_first():
+    assert True
+
+
+def test_hog():
+    blocks = []
+    for _ in range(600):
+        blocks.append(bytearray(1 << 20))  # up to 600 MB, in the test process itself
+
+
+def test_after():
+    assert 1 == 2
+
+
+def test_last():
+    assert True
+"""
+CHILD_HOG = """
+import subprocess
+import sys
+
+
+def test_child_hog():
+    subprocess.run([sys.executable, "-c", "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"],
+                   check=True)
+
+
+def test_child_ok():
+    assert True
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+async def run(root: Path, out: Path, backend: str) -> TestReport:
+    plan = plan_tests(root)
+    done = await run_tests(plan, root, out, SandboxSettings(backend=backend, memory_mb=160, timeout_s=120))
+    return done.report
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_test_out_of_memory_fails_alone_and_the_rest_still_runs(backend, tmp_path):
+    root = write(tmp_path / "p", {"pytest.ini": "[pytest]\ntestpaths = tests\n", "tests/test_a.py": HOG,
+                                  "tests/test_b.py": "def test_b():\n    assert True\n"})
+    report = await run(root, tmp_path / "out", backend)
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "tests/test_a.py::test_first": Status.PASSED, "tests/test_a.py::test_hog": Status.ERRORED,
+        "tests/test_a.py::test_after": Status.FAILED, "tests/test_a.py::test_last": Status.PASSED,
+        "tests/test_b.py::test_b": Status.PASSED}
+    hog = got["tests/test_a.py::test_hog"]
+    assert hog.native_status == OUT_OF_MEMORY and "out of memory" in (hog.message or "") and "160 MB" in hog.message
+    assert unreadable_reason(report) is None  # the suite was read: one test failed for memory
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_child_process_out_of_memory_fails_its_test_and_keeps_every_result(backend, tmp_path):
+    # The runner survives (only the test's child is killed): nothing is run again, nothing lost.
+    root = write(tmp_path / "p", {"pytest.ini": "[pytest]\ntestpaths = tests\n", "tests/test_c.py": CHILD_HOG})
+    report = await run(root, tmp_path / "out", backend)
+    got = {t.id: t for t in report.tests}
+    assert got["tests/test_c.py::test_child_ok"].status == Status.PASSED
+    child = got["tests/test_c.py::test_child_hog"]
+    assert child.status == Status.ERRORED and child.native_status == OUT_OF_MEMORY
+    assert not (tmp_path / "out" / "resume-1").exists()
+
+
+def test_the_test_a_verbose_pytest_run_died_in_is_its_last_line():
+    assert pytest_running("tests/t.py::test_a PASSED   [ 50%]\ntests/t.py::test_x[a-b] ") == "tests/t.py::test_x[a-b]"
+    assert pytest_running("tests/t.py::test_a PASSED   [ 50%]\n") is None
+    assert pytest_running("collected 3 items\n") is None
+
+
+def test_a_report_is_unreadable_for_each_reason_and_readable_otherwise():
+    from greenloop.parsers.models import TestResult
+
+    passed = [TestResult(id="t::a", status=Status.PASSED)]
+    failed = [TestResult(id="t::b", status=Status.FAILED)]
+    assert "found no tests (exit 5)" in unreadable_reason(TestReport(framework="pytest", exit_code=5, command="c"))
+    assert "exited 2 before any test" in unreadable_reason(TestReport(framework="pytest", exit_code=2))
+    assert "time limit" in unreadable_reason(TestReport(framework="pytest", tests=passed, timed_out=True))
+    assert "no per-test results" in unreadable_reason(TestReport(framework="x", tests=failed, per_test=False,
+                                                                 exit_code=1))
+    assert "every test that reported passed" in unreadable_reason(
+        TestReport(framework="pytest", tests=passed, exit_code=1))
+    assert unreadable_reason(TestReport(framework="pytest", tests=passed + failed, exit_code=1)) is None
+    assert unreadable_reason(TestReport(framework="pytest", tests=passed, exit_code=0)) is None

@@ -1,0 +1,34 @@
+"""How a run ended, said the same way everywhere (summary, report, CLI, Web UI).
+
+A run is ``completed`` only when its last suite run was read; a suite that
+timed out or could not be read (``SuiteRun.unreadable``) names the outcome
+and the reason instead. Pure functions: the workflow calls them.
+"""
+
+from __future__ import annotations
+
+from greenloop.workflows.models import RunOutcome, RunSummary, SuiteRun
+
+
+def suite_outcome(run: SuiteRun) -> tuple[RunOutcome, str] | None:
+    """The outcome a suite run forces on the run (and why), or None when it was read."""
+    if run.timed_out:
+        return RunOutcome.SUITE_TIMED_OUT, run.unreadable or "the suite was killed at its time limit"
+    if run.unreadable:
+        return RunOutcome.SUITE_UNREADABLE, run.unreadable
+    return None
+
+
+def headline(summary: RunSummary) -> str:
+    """One line: the outcome and what became of the tests."""
+    return (f"{summary.state.value}: fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, "
+            f"escalated {len(summary.escalated)}, flaky {len(summary.flaky)}, "
+            f"still failing {len(summary.still_failing)}")
+
+
+def details(summary: RunSummary) -> str:
+    """The run's last current details in the Web UI (Markdown)."""
+    text = f"**finished: {summary.state.value}**"
+    if summary.reason:
+        text += f"\n\n```text\n{summary.reason.strip()}\n```"
+    return text + f"\n\n{headline(summary)}"
