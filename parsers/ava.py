@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from greenloop.parsers import generic
-from greenloop.parsers.js_source import RUNNER_PREFIX
+from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.models import TestReport
 from greenloop.parsers.run_output import RunOutput
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from greenloop.parsers.js_source import RUNNER_PREFIX
+from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.locate import SourceIndex, literal_call
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
