@@ -85,9 +85,11 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     """Commit the fixes on the run's branch, export the patch, write the reports."""
     ws, summary = inp.workspace, inp.summary.model_copy(deep=True)
     path, run_dir = Path(ws.path), Path(ws.run_dir)
-    summary.final = inp.final.totals
-    failing = (t for t, s in load_statuses(inp.final.statuses_path).items() if s in (Status.FAILED, Status.ERRORED))
-    summary.still_failing = list(itertools.islice(failing, 500))
+    if inp.final is not None:
+        summary.final = inp.final.totals
+        failing = (t for t, s in load_statuses(inp.final.statuses_path).items()
+                   if s in (Status.FAILED, Status.ERRORED))
+        summary.still_failing = list(itertools.islice(failing, 500))
     results = load_results(ws)
     fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)

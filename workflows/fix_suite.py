@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import environment as environment_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
+    from greenloop.domain.errors import ErrorKind
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
     from greenloop.workflows.models import (
         FinalizeInput,
@@ -86,6 +87,21 @@ def child_id(run_id: str, test_id: str) -> str:
     return f"{run_id}/test/{slug}"
 
 
+
+
+class RunStopped(Exception):
+    """The run cannot go on before its first suite run (its summary says why)."""
+
+    def __init__(self, workspace: Workspace, summary: RunSummary) -> None:
+        super().__init__(summary.reason)
+        self.workspace, self.summary = workspace, summary
+
+
+def setup_failure(error: ApplicationError) -> str:
+    """The setup's error message and the end of its log, as the run's reason."""
+    context = error.details[0] if error.details and isinstance(error.details[0], dict) else {}
+    tail = str(context.get("log_tail", "")).strip()
+    return f"{error.message}\n{tail}" if tail else error.message
 
 
 @workflow.defn
@@ -160,7 +176,10 @@ class FixSuiteWorkflow:
 
     @workflow.run
     async def run(self, request: FixRequest) -> RunSummary:
-        progress = request.resume or await self._start(request)
+        try:
+            progress = request.resume or await self._start(request)
+        except RunStopped as stopped:  # before the first suite run: nothing to fix or compare
+            return await self._stop(request, stopped.workspace, stopped.summary)
         request = request.model_copy(update={"resume": None})
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
@@ -197,9 +216,17 @@ class FixSuiteWorkflow:
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
         self._set_phase("setting up the environment")
-        environment = await workflow.execute_activity(
-            environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
-            **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        try:
+            environment = await workflow.execute_activity(
+                environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
+                **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        except ActivityError as err:
+            if not (isinstance(err.cause, ApplicationError) and err.cause.type == ErrorKind.SETUP_FAILED.value):
+                raise
+            # The suite cannot run: the outcome says why, with the end of the setup's log.
+            summary.state, summary.reason = RunOutcome.SETUP_FAILED, setup_failure(err.cause)
+            summary.baseline_read = False
+            raise RunStopped(ws, summary) from err
         plan = plan.model_copy(update={"environment": environment})  # every test run uses it
         summary.notes.append(f"environment: {environment.reason}")
 
@@ -461,6 +488,17 @@ class FixSuiteWorkflow:
                 progress.summary.fixed.remove(test_id)
             progress.summary.skipped.append(test_id)
             self._rolled_back.add(test_id)
+
+    async def _stop(self, request: FixRequest, ws: Workspace, summary: RunSummary) -> RunSummary:
+        self._set_phase("finalizing")
+        summary = await workflow.execute_activity(
+            workspace_acts.finalize_run,
+            FinalizeInput(run_id=workflow.info().workflow_id, workspace=ws, summary=summary, final=None),
+            **SETUP_OPTIONS)
+        upsert_run(request.repo, summary.state.upper(), 0)
+        self._set_phase("finished")
+        workflow.set_current_details(outcome_details(summary))
+        return summary
 
     async def _finish(self, request: FixRequest, progress: SuiteProgress) -> RunSummary:
         self._set_phase("finalizing")

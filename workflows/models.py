@@ -379,7 +379,8 @@ class FinalizeInput(BaseModel):
     run_id: str
     workspace: Workspace
     summary: RunSummary
-    final: SuiteRun  # the last full run: the tests still failing are read from it
+    # The last full run: the tests still failing are read from it (None: the suite never ran).
+    final: SuiteRun | None
 
 
 class RecordInput(BaseModel):
