@@ -18,9 +18,11 @@ from greenloop.workflows.models import Answer
 
 # What a person types in the Web UI to answer an escalated test (JSON values).
 ANSWER_EXAMPLES = '"retry", {"choice":"retry","attempts":2}, "skip" or "abort"'
-ANSWER_HINT = f'Send Update "answer" (or Signal "answer") with {ANSWER_EXAMPLES}'
-ROLLBACK_HINT = 'Send Update "rollback" (or Signal "rollback") with the test id, e.g. "tests/test_x.py::test_y"'
-ABORT_HINT = 'Send Update "abort" (or Signal "abort") with a reason, e.g. "wrong branch", or no input'
+# The same, for the Web UI's details (Markdown: code spans keep the quotes straight, so they can be copied).
+ANSWER_HINT = ('Send Update `answer` (or Signal `answer`) with '
+               '`"retry"`, `{"choice":"retry","attempts":2}`, `"skip"` or `"abort"`')
+ROLLBACK_HINT = 'Send Update `rollback` (or Signal `rollback`) with the test id, e.g. `"tests/test_x.py::test_y"`'
+ABORT_HINT = 'Send Update `abort` (or Signal `abort`) with a reason, e.g. `"wrong branch"`, or no input'
 
 
 def shown(value: object, limit: int = 120) -> str:

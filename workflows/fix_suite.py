@@ -116,7 +116,7 @@ class FixSuiteWorkflow:
             counts[v.state.value] = counts.get(v.state.value, 0) + 1
         states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         steer = "" if phase in DONE_PHASES else (
-            f"\n\nan ESCALATED test is answered in its own workflow, {workflow.info().workflow_id}/test/<test id>: "
+            f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` + the test id: "
             f"{ANSWER_HINT}\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
         workflow.set_current_details(
             f"**{phase}**" + (f"\n\ntests: {states}" if states else "") + steer
