@@ -7,8 +7,8 @@ they failed), asks the fixer for an edit set, applies it with backups and
 validates it: the test alone first, then the whole suite against the
 baseline. FAIL and REGRESSION roll the attempt's edits back exactly before
 the next attempt. When attempts run out the test is ESCALATED and waits for
-a person's ``answer`` (retry N more / skip / abort), or for the deadline's
-default answer.
+a person's ``answer`` (retry N more / skip / abort; an update or a signal, as
+typed in the Web UI or sent by the CLI), or for the deadline's default answer.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ fixed in the run workspace itself after the tests in flight.
 Long suites continue-as-new before the history grows large, carrying only
 where the run is (``SuiteProgress``), and only with no child in flight;
 per-test results go to the run directory as they finish. People steer the
-run with updates: ``abort`` (cancels cleanly: the tests in flight are rolled
+run with updates or signals of the same names (workflows/control.py reads what
+they type): ``abort`` (cancels cleanly: the tests in flight are rolled
 back, nothing of theirs is merged) and ``rollback`` (undo a fixed test's
 edits by hand).
 """

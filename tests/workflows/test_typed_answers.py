@@ -6,9 +6,12 @@ ignored with a note in the test's history and current details."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
+import yaml
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
@@ -121,3 +124,42 @@ async def test_a_signal_the_state_cannot_take_is_noted_and_an_abort_signal_stops
         summary: RunSummary = await handle.result()
     assert summary.state == "aborted" and summary.aborted == [TARGET]
     assert "enough for today" in summary.notes
+
+
+async def test_rollback_by_signal(temporal_env, demo_repo, scripted, tmp_path):
+    # The demo's fixes, each analysis slow: the run is busy with a later test when the signal comes.
+    data = yaml.safe_load((DEMO.parent / "scenarios" / "demo-python.yaml").read_text())
+    for rule in data["rules"]:
+        if rule["trigger"].get("role") == "analyzer":
+            rule["response"]["delay_s"] = 3
+    scripted(data)
+    client = temporal_env.client
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    carts = ["tests/test_cart.py::test_add_same_sku_merges_quantities", TARGET]
+    request = fix_request(demo_repo, tmp_path, select=carts)
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"typed-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue)
+        fixed: list[str] = []
+        for _ in range(600):
+            views = await handle.query("status", result_type=list[FixStatusView])
+            fixed = [v.test_id for v in views if v.state == FixState.FIXED]
+            if fixed:
+                break
+            await asyncio.sleep(0.2)
+        assert fixed, "no test was fixed"
+        first = fixed[0]
+        # As a person types it in the Signal dialog; the same test again is not rolled back twice.
+        await handle.signal("rollback", {"test_id": first})
+        await handle.signal("rollback", first)
+        summary: RunSummary = await handle.result()
+
+    assert first in summary.skipped and first not in summary.fixed
+    view = {v.test_id: v for v in summary.tests}[first]
+    assert view.state == FixState.SKIPPED and view.history[-1] == "fix rolled back by hand"
+    ignored = [n for n in summary.notes if n.startswith(f'signal rollback "{first}" ignored: ')]
+    assert len(ignored) == 1, summary.notes
+    assert first == carts[0] and summary.fixed == [TARGET]
+    # Its edit is out of the workspace.
+    cart = Path(request.run_dir, "workspace", "shop/cart.py").read_text()
+    assert "self.lines[sku] = (price, qty)  # bug: forgets the quantity" in cart
