@@ -70,8 +70,8 @@ async def test_typed_answers_by_update_and_signal(temporal_env, demo_repo, scrip
                                    "ESCALATED after the retry by signal")
         ignored = [line for line in view.history if "ignored" in line]
         assert ignored == [
-            'signal answer ignored: not an answer: "maybe" (choice: Input should be \'retry\', \'skip\' or '
-            '\'abort\'); type "retry", {"choice":"retry","attempts":2}, "skip" or "abort"',
+            ('signal answer ignored: not an answer: "maybe" (choice: Input should be \'retry\', \'skip\' or '
+             '\'abort\'); type "retry", {"choice":"retry","attempts":2}, "skip" or "abort"'),
             'signal answer "abort" ignored: this escalation already has an answer',
         ]
         assert "retry 1 more, answered by a signal" in view.history
