@@ -14,12 +14,15 @@ import pytest
 import yaml
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 from greenloop.worker import build_worker
 from greenloop.workflows.control import ANSWER_HINT
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, FixStatusView, RunSummary
-from tests.workflows.conftest import DEMO, fix_request, wait_for_view
+from tests.workflows.conftest import DEMO, fix_request, replays, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"
 
@@ -87,6 +90,10 @@ async def test_typed_answers_by_update_and_signal(temporal_env, demo_repo, scrip
         final = await child.query("status", result_type=FixStatusView)
 
     assert summary.skipped == [TARGET] and summary.state == "completed"
+    # The answers (signals ignored and taken, updates refused and taken) replay deterministically.
+    await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(
+        await child.fetch_history())
+    assert await replays(client, handle) == 1
     assert any("signal rollback" in note and "ignored" in note for note in summary.notes)
     assert final.state == FixState.SKIPPED and final.history[-1] == "SKIPPED: skipped by an update"
 
