@@ -21,6 +21,7 @@ from temporalio.service import RPCError
 
 from greenloop.cli.output import console, fail, finish
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner import config as project_config
 from greenloop.domain.llm import LLMSettings
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
@@ -44,18 +45,34 @@ def new_run_id(repo: str) -> str:
     return f"greenloop-{name}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
 
 
-def build_request(repo: str, **opts) -> FixRequest:
-    """A validated ``FixRequest`` from CLI options (shared by run and schedule)."""
+def given_options(ctx: typer.Context) -> set[str]:
+    """The options of a command that were given on its command line (not defaults)."""
+    sources = {name: ctx.get_parameter_source(name) for name in ctx.params}
+    return {name for name, src in sources.items() if src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")}
+
+
+def build_request(repo: str, given: set[str] | None = None, **opts) -> FixRequest:
+    """A validated ``FixRequest`` from CLI options (shared by run and schedule) and
+    the repository's ``greenloop.toml``/``[tool.greenloop]``, which fills every
+    option not ``given`` on the command line (None: none was)."""
+    config = None
     if "://" not in repo and "@" not in repo:
         path = Path(repo).expanduser()
         if not path.is_dir():
             raise GreenloopError(f"repository {repo} does not exist or is not a directory",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo)
         repo = str(path.resolve())
+        config, config_file = project_config.load(path)
+        opts = project_config.merge(config, opts, given or set())
+        opts.update(env=config.env, config_file=str(config_file) if config_file else None)
     llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
                       allow_production_edits=not opts.pop("tests_only"),
                       analysis_only=opts.pop("analysis_only"))
     sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"), network=opts.pop("network"))
+    if config is not None:
+        sandbox = sandbox.model_copy(update={k: v for k, v in (
+            ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
+            ("memory_mb", config.sandbox.memory_mb)) if v is not None})
     return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
 
 
@@ -122,12 +139,15 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
 
 
 def run_command(
+    ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
     ref: Annotated[str | None, typer.Option(help="Git ref to check out.")] = None,
     test_command: Annotated[str | None, typer.Option(help="Test command (default: detected).")] = None,
     build_command: Annotated[str | None, typer.Option(help="Build command (default: detected).")] = None,
     framework: Annotated[str | None, typer.Option(help="Test framework (default: detected).")] = None,
     language: Annotated[str | None, typer.Option(help="Language (default: detected).")] = None,
+    setup_command: Annotated[str | None, typer.Option(help="Extra setup command, run in the project's environment with network.")] = None,
+    single_test_command: Annotated[str | None, typer.Option(help="Command that runs one test ({id}, {file}, {name}).")] = None,
     select: Annotated[list[str], typer.Option("--select", help="Only tests matching this glob/substring.")] = [],  # noqa: B006
     exclude: Annotated[list[str], typer.Option("--exclude", help="Skip tests matching this glob.")] = [],  # noqa: B006
     max_attempts: Annotated[int, typer.Option(help="Fix attempts per test before escalating.")] = 3,
@@ -152,8 +172,8 @@ def run_command(
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
         request = build_request(
-            repo, ref=ref, test_command=test_command, build_command=build_command, framework=framework,
-            language=language, select=select, exclude=exclude, max_attempts=max_attempts, run_budget_s=run_budget,
+            repo, given_options(ctx), ref=ref, test_command=test_command, build_command=build_command, framework=framework,
+            language=language, setup_command=setup_command, single_test_command=single_test_command, select=select, exclude=exclude, max_attempts=max_attempts, run_budget_s=run_budget,
             per_test_budget_s=per_test_budget, concurrency=concurrency, escalation_deadline_s=escalation_deadline,
             escalation_default=escalation_default, model=model, budget_usd=budget_usd, tests_only=tests_only,
             analysis_only=analysis_only, sandbox=sandbox, network=network, timeout=timeout,

@@ -18,6 +18,8 @@ class ErrorKind(StrEnum):
     PERMISSION_ERROR = "permission_error"
     OUT_OF_MEMORY = "out_of_memory"
     USER_ABORT = "user_abort"
+    # The project's environment (its dependencies, its interpreter) could not be built.
+    SETUP_FAILED = "setup_failed"
 
 
 # Kinds that another try cannot fix.
@@ -29,6 +31,7 @@ NON_RETRYABLE = {
     ErrorKind.PERMISSION_ERROR,
     ErrorKind.OUT_OF_MEMORY,
     ErrorKind.USER_ABORT,
+    ErrorKind.SETUP_FAILED,
 }
 
 

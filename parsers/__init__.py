@@ -1,7 +1,10 @@
 """Parsers: test-framework output in, normalized ``TestReport`` out.
 
 Use :func:`parse` as the single entry point; it detects the framework when
-none is given and never raises on bad output (problems become warnings).
+none is given, runs the framework's parser (``registry``), normalizes the
+report (``normalize``) and never raises on bad output (problems become
+warnings). ``parsers/README.md`` says how the package is laid out and how to
+add a framework.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     does not crash the caller: the generic parser takes over and a warning
     says why.
     """
-    from greenloop.parsers import detect, registry
+    from greenloop.parsers import detect, normalize, registry
 
     reason = None
     if framework is None:
@@ -29,12 +32,12 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     else:
         name = registry.canonical(framework)
     try:
-        report = registry.module(name).parse(run)
+        report = registry.parser(name).parse(run)
     except Exception as exc:  # a parser bug must not lose the run
-        report = registry.module("generic").parse(run)
+        report = registry.parser("generic").parse(run)
         report.warnings.append(f"{name} parser failed ({type(exc).__name__}: {exc}); used the generic parser")
     report.framework = name
     report.command = run.command
     report.exit_code = run.exit_code
     report.detection = reason
-    return report
+    return normalize.finish(report, run)

@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult

@@ -22,22 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.js_source import (
+from greenloop.parsers.command import command_words, env_assignments, option_values, with_package_scripts
+from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
-    SourceTest,
     add_unprinted,
-    command_words,
-    effective_command,
-    env_assignments,
     error_message,
-    iter_listable,
     line_in,
     load_json_report,
     marker_line,
     name_pattern,
     note_unlisted,
-    option_values,
     positional_args,
     report_path,
     test_files_for,
@@ -46,6 +41,7 @@ from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.source.js import SourceTest, iter_listable
 
 FRAMEWORK = "jest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]
@@ -454,7 +450,7 @@ def parse(run: RunOutput) -> TestReport:
     """Parse one Jest run (JSON report, jest-junit XML or console)."""
     report = TestReport(framework=FRAMEWORK)
     b = ResultSet(run, report, "jest", SEP, TIMEOUT)
-    command = effective_command(run.command, b.index)
+    command = with_package_scripts(run.command, run.sources_root)
     words = command_words(command)
     con = _read_console(run, b.rel)
     done = False

@@ -29,8 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
-from greenloop.parsers.java_source import (
+from greenloop.parsers.command import SEGMENT_SPLIT, command_words
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
+from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.source.java import (
     CompileErrors,
     JavaSources,
     exception_head,
@@ -40,10 +44,6 @@ from greenloop.parsers.java_source import (
     simple_params,
     xml_failure,
 )
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput, strip_ansi
 
 FRAMEWORK = "junit-console"
 COMMAND_RE: list[re.Pattern[str]] = [

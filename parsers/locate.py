@@ -131,3 +131,34 @@ def literal_call(func_names: Iterable[str], title: str) -> re.Pattern[str]:
     names = "|".join(re.escape(n) for n in func_names)
     q = re.escape(title)
     return re.compile(rf"\b(?:{names})(?:\.\w+)*\s*(?:\([^)]*\)\s*)?\(\s*(['\"`]){q}\1")
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob (``**``, ``*``, ``?``, ``{a,b}``) as a regex over relative
+    POSIX paths (fnmatch's ``*`` would cross ``/``)."""
+    pattern = pattern.strip().strip("'\"")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "{" and (j := pattern.find("}", i)) > i:
+            out.append("(?:" + "|".join(re.escape(x) for x in pattern[i + 1:j].split(",")) + ")")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out))

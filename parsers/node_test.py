@@ -30,12 +30,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from greenloop.parsers.js_source import option_values, plain_words
+from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.mocha import JS_FILE_SUFFIXES, SpecIndex, SpecNode, effective_words, glob_regex, iter_nodes
+from greenloop.parsers.locate import SourceIndex, glob_regex
+from greenloop.parsers.mocha import effective_words
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.js import import_line
+from greenloop.parsers.source.js_suites import JS_FILE_SUFFIXES, SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
@@ -572,8 +574,9 @@ class _Parser:
         """A test file that failed as a whole (node names it by its path)."""
         text = [*e.output, *(e.details or "").splitlines()]
         file = self.rel(e.name)
-        line = None
-        for ln in text:
+        # an import node could not resolve: the file's line that imports it
+        line = import_line(self.index, file, "\n".join(text[:40]))
+        for ln in text if line is None else ():
             m = FILE_LINE_RE.search(ln)
             if m and not STACK_RE.match(ln) and self.rel(m.group("file")) == file:
                 line = int(m.group("line"))

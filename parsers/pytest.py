@@ -26,19 +26,19 @@ from __future__ import annotations
 import ast
 import fnmatch
 import itertools
-import json
 import re
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words, tool_words
+from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.unittest import dotted_name
+from greenloop.parsers.source.python import dotted_name, module_tree
 
 FRAMEWORK = "pytest"
 COMMAND_RE = [
@@ -73,7 +73,8 @@ SEP = re.compile(r"^(?P<bar>[=!])(?P=bar)+ (?P<title>.+?) (?P=bar)+$")
 COUNTS = re.compile(r"^(?:=+ )?(?P<body>(?:\d+ [a-z ]+?|no tests ran)(?:, \d+ [a-z ]+?)*) in [\d.]+s"
                     r"(?: \([^)]*\))?(?: =+)?$")
 COUNT_ITEM = re.compile(r"(\d+) ([a-z]+)")
-COLLECTED = re.compile(r"^(?:collecting \.\.\. )?collected (?P<n>\d+) items?(?: / (?P<desel>\d+) deselected)?")
+# "collected 5 items / 1 error / 2 deselected / 1 skipped / 3 selected"
+COLLECTED = re.compile(r"^(?:collecting \.\.\. )?collected (?P<n>\d+) items?(?P<rest>(?: / \d+ [a-z]+)*)")
 XDIST_ITEMS = re.compile(r"^\d+ workers? \[(?P<n>\d+) items?\]")
 XDIST_CREATED = re.compile(r"^created: \d+/\d+ workers?|^\[gw\d+\] ")
 TIMEOUT_BANNER = re.compile(r"\s*\+{3,} Timeout \+{3,}\s*$")
@@ -135,19 +136,8 @@ class _Options:
 def _pytest_words(command: str) -> list[str]:
     """The words after ``pytest``/``-m pytest`` in the command's pytest segment."""
     words = command_words(command)
-    start = None
-    for i, w in enumerate(words):
-        base = w.rsplit("/", 1)[-1]
-        if base in ("pytest", "py.test", "pytest-3") or (w == "pytest" and i and words[i - 1] == "-m"):
-            start = i + 1
-    if start is None:
-        return []
-    out: list[str] = []
-    for w in words[start:]:
-        if w in ("&&", "||", ";", "|") or w.endswith(";"):
-            break
-        out.append(w)
-    return out
+    return tool_words(words, lambda i, w: w.rsplit("/", 1)[-1] in ("pytest", "py.test", "pytest-3")
+                      or (w == "pytest" and i > 0 and words[i - 1] == "-m")) or []
 
 
 def _options(words: list[str]) -> _Options:
@@ -266,8 +256,66 @@ class _Test:
     marks: set[str] = field(default_factory=set)
 
 
+@dataclass
+class _ModuleSkip:
+    """A module that may skip itself while pytest imports it."""
+
+    file: str
+    certain: bool       # an unconditional ``pytest.skip(..., allow_module_level=True)``
+    reason: str | None  # what pytest prints after ``Skipped: ``
+
+
 class _Unknown(Exception):
     """A parametrization the sources do not let us evaluate."""
+
+
+def _import_time_calls(body: list[ast.stmt], nested: bool = False):  # noqa: ANN202
+    """(call, nested) for every call run while the module is imported: the
+    module body and its ``if``/``try``/``with`` blocks, not functions or classes."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+        blocks += [h.body for h in getattr(stmt, "handlers", [])]
+        own = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)] if not any(blocks) else \
+            [n for e in (getattr(stmt, "test", None), *getattr(stmt, "items", []))
+             if e is not None for n in ast.walk(e) if isinstance(n, ast.Call)]
+        for call in own:
+            yield call, nested
+        for block in blocks:
+            if block:
+                yield from _import_time_calls(block, True)
+
+
+def _module_skip(rel: str, tree: ast.Module) -> _ModuleSkip | None:
+    """``pytest.skip(..., allow_module_level=True)`` / ``pytest.importorskip(name)``
+    run at import time; an ``importorskip`` skips only when the import fails."""
+    mod = _Module(tree)
+    found: _ModuleSkip | None = None
+    for call, nested in _import_time_calls(tree.body):
+        name = dotted_name(call.func)
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        reason: str | None = None
+        if name in ("pytest.skip", "skip") and isinstance(kw.get("allow_module_level"), ast.Constant) \
+                and kw["allow_module_level"].value is True:
+            node = kw.get("reason") or kw.get("msg") or (call.args[0] if call.args else None)
+            certain = not nested
+        elif name in ("pytest.importorskip", "importorskip") and (call.args or "modname" in kw):
+            node = None
+            target = call.args[0] if call.args else kw["modname"]
+            if isinstance(target, ast.Constant) and isinstance(target.value, str):
+                reason = f"could not import {target.value!r}"
+            certain = False
+        else:
+            continue
+        if node is not None:
+            try:
+                reason = str(mod.value(node))
+            except _Unknown:
+                reason = None
+        if found is None or (certain and not found.certain):
+            found = _ModuleSkip(rel, certain, reason)
+    return found
 
 
 def _ascii_escaped(val: str | bytes) -> str:
@@ -535,6 +583,7 @@ class _Sources:
         self.funcs_pat = _cfg_list(cfg, "python_functions", ["test"])
         self.xfail_strict = str(cfg.get("xfail_strict", "")).lower() in ("true", "1", "yes")
         self._modules: dict[str, tuple[list[_Test], bool]] = {}
+        self._skips: dict[str, _ModuleSkip | None] = {}
         self._fixture_cache: dict[str, dict[str, _Fixture]] = {}
         self._by_id: dict[str, dict[str, _Test]] = {}
 
@@ -563,6 +612,18 @@ class _Sources:
         except _Unknown:
             return [], {"*"}
         return tests, bad
+
+    def module_skips(self, opts: _Options) -> list[_ModuleSkip]:
+        """The selected modules that may skip themselves at import time."""
+        out: dict[str, _ModuleSkip] = {}
+        for root in self._roots(opts.args):
+            for f in self._files_under(root.partition("::")[0]):
+                if f not in self._skips:
+                    tree = self._tree(f)
+                    self._skips[f] = _module_skip(f, tree) if tree is not None else None
+                if self._skips[f] is not None:
+                    out.setdefault(f, self._skips[f])
+        return list(out.values())
 
     def _keyword_matcher(self, t: _Test):  # noqa: ANN202
         """``-k``: a case-insensitive substring of any node name or marker."""
@@ -613,13 +674,7 @@ class _Sources:
         return self._modules[rel]
 
     def _tree(self, rel: str) -> ast.Module | None:
-        lines = self.index.lines(rel)
-        if not lines:
-            return None
-        try:
-            return ast.parse("\n".join(lines))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return module_tree(self.index, rel)
 
     def _collect(self, rel: str) -> tuple[list[_Test], bool]:
         tree = self._tree(rel)
@@ -894,6 +949,7 @@ class _Console:
     counts: dict[Status, int] | None = None
     collected: int | None = None
     deselected: int = 0
+    modules_skipped: int | None = None  # "/ N skipped" of the collected line: modules skipped at import
     xdist: bool = False
     thread_timeout: bool = False
     open_reason: str | None = None
@@ -980,7 +1036,9 @@ def _read_console(run: RunOutput) -> _Console:
         if section != "progress":
             continue
         if m := COLLECTED.match(line):
-            c.collected, c.deselected = int(m.group("n")), int(m.group("desel") or 0)
+            c.collected = int(m.group("n"))
+            rest = {w: int(n) for n, w in COUNT_ITEM.findall(m.group("rest"))}
+            c.deselected, c.modules_skipped = rest.get("deselected", 0), rest.get("skipped", 0)
             c.seen_pytest = True
         elif m := XDIST_ITEMS.match(line):
             c.collected, c.xdist = int(m.group("n")), True
@@ -1065,8 +1123,12 @@ def _read_junit(run: RunOutput, path: str, index: SourceIndex, report: TestRepor
         return
     reader = JUnitReader(target)
     for case in reader:
-        if not case.classname and case.outcome == "error":  # collection error: name is the module
-            file = case.name.replace(".", "/") + ".py"
+        if not case.classname and case.outcome in ("error", "skipped"):  # a module: error or skip at import
+            file = case.file or case.name.replace(".", "/") + ".py"
+            if case.outcome == "skipped":
+                found[file] = TestResult(id=file, status=Status.SKIPPED, file=file,
+                                         message=_skip_reason(case.text) or case.message)
+                continue
             found[file] = TestResult(id=file, status=Status.ERRORED, file=file,
                                      message=_e_message(case.text) or case.message, details=case.text)
             report.build_error = True
@@ -1104,20 +1166,22 @@ def _skip_reason(longrepr: object) -> str | None:
 
 def _read_json(run: RunOutput, path: str, report: TestReport, found: dict[str, TestResult]) -> dict[Status, int] | None:
     target = run.resolve(path)
-    if target is None or not target.is_file():
-        report.warnings.append(f"JSON report {path} was not written; used the console output")
-        return None
-    try:
-        with open(target, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
-    except (ValueError, OSError, RecursionError) as exc:
-        report.warnings.append(f"JSON report {path} is truncated or malformed ({exc}); used the console output")
+    data, why = read_json_file(target) if target is not None else (None, "not written")
+    if why:
+        report.warnings.append(f"JSON report {path} {'was' if why == 'not written' else 'is'} {why}; "
+                               "used the console output")
         return None
     if not isinstance(data, dict):
         report.warnings.append(f"JSON report {path} is not a pytest-json-report document")
         return None
+    module_skips = 0
     for col in data.get("collectors") or []:
-        if isinstance(col, dict) and col.get("outcome") == "failed" and col.get("nodeid"):
+        if isinstance(col, dict) and col.get("outcome") == "skipped" and col.get("nodeid"):
+            # a module skipped at import: its summary leaves it out
+            found[col["nodeid"]] = TestResult(id=col["nodeid"], status=Status.SKIPPED, file=col["nodeid"],
+                                              message=_skip_reason(col.get("longrepr")))
+            module_skips += 1
+        elif isinstance(col, dict) and col.get("outcome") == "failed" and col.get("nodeid"):
             text = str(col.get("longrepr") or "")
             found[col["nodeid"]] = TestResult(id=col["nodeid"], status=Status.ERRORED, file=col["nodeid"],
                                               message=_e_message(text) or text or None, details=text or None)
@@ -1146,7 +1210,10 @@ def _read_json(run: RunOutput, path: str, report: TestReport, found: dict[str, T
             duration_s=sum(float(p.get("duration") or 0) for p in phases) if phases else None)
     report.sources.append(f"json-report:{path}")
     summary = data.get("summary") if isinstance(data.get("summary"), dict) else {}
-    return {s: int(summary[k]) for k, s in JSON_STATUS.items() if isinstance(summary.get(k), int)}
+    counts = {s: int(summary[k]) for k, s in JSON_STATUS.items() if isinstance(summary.get(k), int)}
+    if module_skips:
+        counts[Status.SKIPPED] = counts.get(Status.SKIPPED, 0) + module_skips
+    return counts
 
 
 # ---------------------------------------------------------------- merging
@@ -1239,6 +1306,54 @@ def _from_skip_lines(c: _Console, src: _Sources, found: dict[str, TestResult]) -
             r = _put(found, t.id, Status.SKIPPED)
             if r.status == Status.SKIPPED:
                 r.message = r.message or why
+
+
+def _module_skips(c: _Console, src: _Sources, opts: _Options, found: dict[str, TestResult],
+                  report: TestReport) -> dict[str, str | None]:
+    """Modules skipped at import time (``pytest.skip(allow_module_level=True)``,
+    ``pytest.importorskip``) -> reason. A report or a ``SKIPPED [1] file:line``
+    line outside every test names them; otherwise pytest's count of them (the
+    collected line's ``/ N skipped``, or the final skipped count less the
+    skipped tests the progress shows) is matched with the modules whose
+    import-time code can skip."""
+    out = {tid: r.message for tid, r in found.items() if "::" not in tid and r.status == Status.SKIPPED}
+    cands = {m.file: m for m in src.module_skips(opts)}
+    for n, file, line, why in c.skip_lines:
+        if n == 1 and line is not None and (file in cands or file in out) and not src.at(file, line):
+            out[file] = why
+    count = c.modules_skipped
+    if count is None and c.counts is not None and (
+            c.chars or c.file_chars or c.verbose or (c.collect_errors and c.stopped)):
+        shown = sum(chars.count("s") for _, chars in c.file_chars) + c.chars.count("s") + \
+            sum(s == Status.SKIPPED for s in c.verbose.values())
+        count = c.counts.get(Status.SKIPPED, 0) - shown
+    if report.sources:  # a report lists every module it skipped
+        return out
+    cands = {f: m for f, m in cands.items() if f not in out and f not in c.collect_errors}
+    certain = [f for f, m in cands.items() if m.certain]
+    maybe = [f for f, m in cands.items() if not m.certain]
+    rest = None if count is None else count - len(out) - len(certain)
+    add = certain
+    if rest is None or rest == 0:
+        pass
+    elif rest == len(maybe):
+        add = certain + maybe
+    else:
+        # which conditional skips fired: the reading whose remaining tests
+        # match what pytest collected
+        want = c.collected - c.deselected if c.collected is not None else \
+            len(c.chars) + sum(len(chars) for _, chars in c.file_chars) or None
+        fits = [list(combo) for combo in itertools.combinations(maybe, rest)
+                if want is not None and len(maybe) <= 12 and rest > 0
+                and len(src.selected(opts, {**c.collect_errors, **out, **dict.fromkeys(certain + list(combo))})[0])
+                == want]
+        if len(fits) == 1:
+            add = certain + fits[0]
+        else:
+            report.warnings.append(f"pytest skipped {count} modules at import time; the sources do not say which")
+    for f in add:
+        out[f] = cands[f].reason
+    return out
 
 
 def _solve(c: _Console, src: _Sources, selected: list[_Test], bad: set[str], found: dict[str, TestResult],
@@ -1399,7 +1514,11 @@ def parse(run: RunOutput) -> TestReport:
         counts = _read_json(run, opts.json_report, report, found)
     c = _read_console(run)
     c.xdist = c.xdist or opts.xdist
-    selected, bad = src.selected(opts, c.collect_errors)
+    module_skips = _module_skips(c, src, opts, found, report)
+    for file, why in module_skips.items():
+        r = _put(found, file, Status.SKIPPED, why)
+        r.line = None
+    selected, bad = src.selected(opts, {**c.collect_errors, **module_skips})
     if c.seen_pytest or c.verbose or c.summary or c.chars or c.file_chars or c.collect_errors:
         report.sources.append("console")
 

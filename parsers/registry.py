@@ -1,85 +1,144 @@
-"""Which parser handles which framework.
+"""Which parser handles which framework: one table.
 
-Framework names are the corpus folder names (``pytest``, ``cargo-test``...).
-Each parser module exposes ``FRAMEWORK``, ``parse(run) -> TestReport``,
-``COMMAND_RE`` (how its command looks) and ``OUTPUT_RE`` (lines only its
-output has), which detection uses.
+Every framework parser is a module that satisfies :class:`Parser` (see
+``parsers/README.md`` for the recipe). The table below says, per framework,
+its canonical name (the corpus folder name), the names people also use for
+it, its language (whose source indexer finds file and line) and the output
+formats its parser reads. Detection reads each parser's ``COMMAND_RE`` and
+``OUTPUT_RE``; ties go to the row listed first, so more specific rows come
+first.
+
+The parser modules are imported on first use, not when this table is:
+workflow code reaches the table through the runner's plan and must stay
+cheap to import.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 from greenloop.domain.errors import UnknownFrameworkError
+from greenloop.parsers.models import TestReport
+from greenloop.parsers.run_output import RunOutput
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """What a framework parser provides (a module with these names)."""
+
+    FRAMEWORK: str
+    # How the framework's command looks (``npx jest``, ``go test``): detection.
+    COMMAND_RE: Sequence[re.Pattern[str]]
+    # Lines only this framework's output has: detection when the command says nothing.
+    OUTPUT_RE: Sequence[re.Pattern[str]]
+
+    def parse(self, run: RunOutput) -> TestReport:
+        """One finished run -> a report; never raises on bad output (warnings say what was odd)."""
+        ...
+
+
+class Format(StrEnum):
+    """Output formats a parser reads (``TestReport.sources`` names the ones a run had)."""
+
+    CONSOLE = "console"          # the runner's own human-readable output
+    JUNIT_XML = "junit-xml"      # JUnit/xUnit XML (parsers/junit_xml.py)
+    TAP = "tap"                  # Test Anything Protocol (parsers/tap.py)
+    JSON = "json"                # one JSON report document (Jest, Vitest, Mocha, RSpec, gtest, pytest-json-report)
+    JSON_STREAM = "json-stream"  # one JSON event a line (go test -json, libtest --format json, Mocha json-stream)
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One row of the table."""
+
+    name: str
+    language: str
+    formats: tuple[Format, ...]
+    aliases: tuple[str, ...] = ()
+
+
+C, X, T, J, S = Format.CONSOLE, Format.JUNIT_XML, Format.TAP, Format.JSON, Format.JSON_STREAM
 
 # Order matters only to break ties in detection: more specific first.
-MODULES: dict[str, str] = {
-    "pytest": "greenloop.parsers.pytest",
-    "unittest": "greenloop.parsers.unittest",
-    "go": "greenloop.parsers.go",
-    "jest": "greenloop.parsers.jest",
-    "vitest": "greenloop.parsers.vitest",
-    "mocha": "greenloop.parsers.mocha",
-    "node-test": "greenloop.parsers.node_test",
-    "cargo-test": "greenloop.parsers.cargo",
-    "junit-console": "greenloop.parsers.junit_console",
-    "maven-surefire": "greenloop.parsers.surefire",
-    "rspec": "greenloop.parsers.rspec",
-    "phpunit": "greenloop.parsers.phpunit",
-    "googletest": "greenloop.parsers.googletest",
-    "ctest": "greenloop.parsers.ctest",
-    "generic": "greenloop.parsers.generic",
-}
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework("pytest", "python", (C, X, J), ("py.test",)),
+    Framework("unittest", "python", (C,), ("python-unittest",)),
+    Framework("go", "go", (C, S), ("golang", "go-test")),
+    Framework("jest", "javascript", (C, X, J)),
+    Framework("vitest", "javascript", (C, X, J, T)),
+    Framework("mocha", "javascript", (C, X, J, T, S)),
+    Framework("tape", "javascript", (T,)),
+    Framework("node-tap", "javascript", (C, T), ("nodetap", "node_tap")),
+    Framework("ava", "javascript", (C, T)),
+    Framework("node-test", "javascript", (C, X, T), ("node", "node:test")),
+    Framework("cargo-test", "rust", (C, X, S), ("cargo", "rust", "libtest")),
+    Framework("junit-console", "java", (C, X), ("junit", "junit5")),
+    Framework("maven-surefire", "java", (C, X), ("maven", "mvn", "surefire")),
+    Framework("rspec", "ruby", (C, J)),
+    Framework("phpunit", "php", (C, X)),
+    Framework("googletest", "c++", (C, X, J), ("gtest",)),
+    Framework("ctest", "c++", (C, X), ("cmake",)),
+    Framework("generic", "any", (C, X, T), ("tap", "xunit")),
+)
+BY_NAME: dict[str, Framework] = {f.name: f for f in FRAMEWORKS}
+MODULES = BY_NAME  # the name detection reads the known frameworks by
+ALIASES: dict[str, str] = {a: f.name for f in FRAMEWORKS for a in f.aliases}
 
-ALIASES: dict[str, str] = {
-    "py.test": "pytest",
-    "python-unittest": "unittest",
-    "golang": "go",
-    "go-test": "go",
-    "node": "node-test",
-    "node:test": "node-test",
-    "cargo": "cargo-test",
-    "rust": "cargo-test",
-    "libtest": "cargo-test",
-    "junit": "junit-console",
-    "junit5": "junit-console",
-    "maven": "maven-surefire",
-    "mvn": "maven-surefire",
-    "surefire": "maven-surefire",
-    "gtest": "googletest",
-    "cmake": "ctest",
-    "tap": "generic",
-    "xunit": "generic",
-}
+
+@functools.cache
+def _parsers() -> dict[str, Parser]:
+    from greenloop.parsers import (
+        ava,
+        cargo,
+        ctest,
+        generic,
+        go,
+        googletest,
+        jest,
+        junit_console,
+        mocha,
+        node_tap,
+        node_test,
+        phpunit,
+        pytest,
+        rspec,
+        surefire,
+        tape,
+        unittest,
+        vitest,
+    )
+
+    modules: tuple[Parser, ...] = (ava, cargo, ctest, generic, go, googletest, jest, junit_console, mocha, node_tap,
+                                   node_test, phpunit, pytest, rspec, surefire, tape, unittest, vitest)
+    return {m.FRAMEWORK: m for m in modules}
 
 
 def canonical(name: str) -> str:
     """The canonical framework name for ``name`` or an alias of it."""
     key = name.strip().lower()
     key = ALIASES.get(key, key)
-    if key not in MODULES:
-        known = ", ".join(sorted(MODULES))
+    if key not in BY_NAME:
+        known = sorted(BY_NAME)
         raise UnknownFrameworkError(
-            f"unknown framework {name!r}; known frameworks: {known}", framework=name, known=sorted(MODULES)
+            f"unknown framework {name!r}; known frameworks: {', '.join(known)}", framework=name, known=known
         )
     return key
 
 
-def module(name: str) -> ModuleType:
-    """The parser module for a framework (canonical name or alias)."""
-    return importlib.import_module(MODULES[canonical(name)])
+def parser(name: str) -> Parser:
+    """The parser of a framework (canonical name or alias)."""
+    return _parsers()[canonical(name)]
+
+
+# The names detection uses.
+module = parser
 
 
 def available() -> list[str]:
-    """Frameworks whose parser module is importable."""
-    out = []
-    for name, mod in MODULES.items():
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-            continue
-        out.append(name)
-    return out
+    """Every framework of the table, in detection order."""
+    return [f.name for f in FRAMEWORKS]

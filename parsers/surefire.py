@@ -30,8 +30,12 @@ import os
 import re
 from pathlib import Path
 
-from greenloop.parsers.detect import SEGMENT_SPLIT, command_words
-from greenloop.parsers.java_source import (
+from greenloop.parsers.command import SEGMENT_SPLIT, command_words
+from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
+from greenloop.parsers.locate import SKIP_DIRS, SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.java import (
     CompileErrors,
     JavaSources,
     exception_head,
@@ -40,10 +44,6 @@ from greenloop.parsers.java_source import (
     short_type,
     xml_failure,
 )
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SKIP_DIRS, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
 
 FRAMEWORK = "maven-surefire"
 COMMAND_RE: list[re.Pattern[str]] = [

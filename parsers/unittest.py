@@ -22,10 +22,11 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from greenloop.parsers.detect import command_words
+from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.python import dotted_name, module_tree
 
 FRAMEWORK = "unittest"
 COMMAND_RE = [
@@ -407,10 +408,7 @@ class _Sources:
         if rel is None:
             return None
         if rel not in self._trees:
-            try:
-                self._trees[rel] = ast.parse("\n".join(self.index.lines(rel)))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._trees[rel] = None
+            self._trees[rel] = module_tree(self.index, rel)
         return self._trees[rel]
 
     def split(self, dotted: str) -> tuple[str | None, list[str]]:
@@ -582,19 +580,6 @@ def _module_name(path: str, top: str) -> str:
     return rel.replace("/", ".")
 
 
-def dotted_name(node: ast.expr) -> str:
-    """The dotted name an expression refers to: ``a.b.c`` for an attribute
-    chain, a call's callee (``pytest.mark.x(...)``), a subscript's base
-    (``Base[int]``); "" for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{dotted_name(node.value)}.{node.attr}"
-    if isinstance(node, ast.Subscript):
-        return dotted_name(node.value)
-    if isinstance(node, ast.Call):
-        return dotted_name(node.func)
-    return ""
 
 
 def _resolve_from(module: str, node: ast.ImportFrom, file: str | None) -> str | None:

@@ -21,21 +21,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.js_source import (
+from greenloop.parsers.command import command_words, option_values, with_package_scripts
+from greenloop.parsers.js_results import (
     RUNNER_PREFIX,
     ResultSet,
-    SourceSuite,
-    SourceTest,
     add_unprinted,
-    command_words,
-    effective_command,
     error_message,
-    iter_listable,
     line_in,
     load_json_report,
     name_pattern,
     note_unlisted,
-    option_values,
     positional_args,
     report_path,
     test_files_for,
@@ -43,6 +38,7 @@ from greenloop.parsers.js_source import (
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
+from greenloop.parsers.source.js import SourceSuite, SourceTest, iter_listable
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
@@ -598,7 +594,7 @@ def parse(run: RunOutput) -> TestReport:
     """Parse one Vitest run (JSON, JUnit, TAP or console reporters)."""
     report = TestReport(framework=FRAMEWORK)
     b = ResultSet(run, report, "vitest", SEP, TIMEOUT)
-    words = command_words(effective_command(run.command, b.index))
+    words = command_words(with_package_scripts(run.command, run.sources_root))
     reporters = [r for v in option_values(words, "--reporter", "--reporters") for r in v.split(",")]
     con = _read_console(run, b.rel)
     done = False

@@ -18,6 +18,8 @@ from pydantic import BaseModel
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.models import TestReport
+from greenloop.projectenv import attach
+from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.runner.plan import REPORT_DIR, SuitePlan
 from greenloop.sandbox.models import ExecResult, SandboxSettings
 
@@ -37,11 +39,12 @@ class CompletedRun(BaseModel):
 
 
 async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
-                heartbeat: Callable[[str], None]) -> ExecResult:
+                heartbeat: Callable[[str], None], environment: ProjectEnvironment | None = None) -> ExecResult:
     from greenloop import sandbox  # the sandbox owns isolation and limits
 
-    return await sandbox.run(command, workspace, None, settings, backend=settings.backend,
-                             out_dir=out_dir, heartbeat=heartbeat)
+    env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
+    return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
+                             out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
 
 
 def _stderr_end(ex: ExecResult, chars: int) -> str:
@@ -63,9 +66,11 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
     what no retry can fix (build failure, command not found)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = workspace / REPORT_DIR
+    if plan.environment is not None:
+        attach.link(plan.environment, workspace)  # this workspace or worktree sees the cached environment
     build = None
     if plan.build_command and command is None:
-        build = await _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat)
+        build = await _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat, plan.environment)
         if build.exit_code != 0:
             kind = ErrorKind.COMMAND_NOT_FOUND if _not_found(build) else ErrorKind.BUILD_FAILURE
             if build.timed_out:
@@ -79,7 +84,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat)
+        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat, plan.environment)
         if not _not_found(test):
             break
     assert test is not None

@@ -32,10 +32,23 @@ class Limits(BaseModel):
     disk_mb: int = Field(default=10_240, ge=1)
 
 
+class Mount(BaseModel):
+    """A host directory shown inside the sandbox at the same path, beside the
+    workspace: read-only unless ``writable`` (a project environment that a
+    setup builds, then every test run reads)."""
+
+    path: str
+    writable: bool = False
+
+
 class SandboxSettings(Limits):
     """What a run asks of the sandbox: a backend and the limits of every command it runs."""
 
     backend: Literal["auto", "docker", "bwrap", "local"] = "auto"
+    # The setup phase (the project's environment) may reach package registries; test runs never do
+    # unless ``network`` says so.
+    setup_network: bool = True
+    setup_timeout_s: int = Field(default=1800, ge=1)
 
 
 class ExecResult(BaseModel):

@@ -37,6 +37,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import analysis as analysis_acts
     from greenloop.activities import edits as edit_acts
+    from greenloop.activities import environment as environment_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
     from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
@@ -55,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
         RemoveWorktreeInput,
         RollbackInput,
         RunSummary,
+        SetupInput,
         SuiteAnalysisInput,
         SuiteInput,
         SuiteProgress,
@@ -241,7 +243,15 @@ class FixSuiteWorkflow:
         summary.framework = plan.framework
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
-        self._set_phase("running the suite")
+        self._set_phase("setting up the environment")
+        environment = await workflow.execute_activity(
+            environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
+            **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        plan = plan.model_copy(update={"environment": environment})  # every test run uses it
+        summary.notes.append(f"environment: {environment.reason}")
+
+        self._set_phase(f"running the suite: {plan.test_command} ({plan.framework}: {plan.reason})")
+        summary.notes.append(f"tests ran with `{plan.test_command}` ({plan.framework}): {plan.reason}")
         initial: SuiteRun = await workflow.execute_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             **run_opts)

@@ -79,6 +79,13 @@ class FixRequest(BaseModel):
     build_command: str | None = None
     framework: str | None = None
     language: str | None = None
+    # From the repository's greenloop.toml / [tool.greenloop] (flags override it): the setup
+    # phase's extra command, the command that runs one test ({id}, {file}, {name}), variables
+    # every setup and test run gets, and the file the configuration came from.
+    setup_command: str | None = None
+    single_test_command: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    config_file: str | None = None
     select: list[str] = Field(default_factory=list)   # glob patterns over test ids
     exclude: list[str] = Field(default_factory=list)
     max_attempts: int = Field(default=3, ge=1, le=10)
@@ -267,6 +274,12 @@ class PrepareInput(BaseModel):
 
 class PlanInput(BaseModel):
     workspace: Workspace
+    request: FixRequest
+
+
+class SetupInput(BaseModel):
+    workspace: Workspace
+    plan: SuitePlan
     request: FixRequest
 
 

@@ -16,6 +16,7 @@ from greenloop.parsers import go
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source import go as go_source
 from tests.parsers.helpers import by_id, write_files
 
 GO_MOD = "module example.org/inventory\n\ngo 1.21\n"
@@ -551,7 +552,7 @@ def test_gotestsum_jsonfile_is_read_and_console_summary_ignored(project: Path) -
     (project / "reports").mkdir()
     (project / "reports" / "go.json").write_text(json_stream(ev("run", S, "TestLast"), ev("pass", S, "TestLast"),
                                                              ev("pass", S)))
-    console = f"✓  stock (12ms)\n\nDONE 1 tests in 0.4s\n"
+    console = "✓  stock (12ms)\n\nDONE 1 tests in 0.4s\n"
     report = run(project, "gotestsum --jsonfile reports/go.json -- ./...", console, exit_code=0)
     assert [t.id for t in report.tests] == [f"{S}::TestLast"]
     assert report.sources == ["test2json:reports/go.json"]
@@ -578,11 +579,11 @@ def test_json_redirected_to_a_file(project: Path) -> None:
                                               ("zone ü-ñ", "zone_ü-ñ"), ("bell\x07", "bell\\a"),
                                               ("zero\u200bwidth", "zero\\u200bwidth")])
 def test_subtest_names_are_rewritten_like_go(raw: str, printed: str) -> None:
-    assert go.subtest_name(raw) == printed
+    assert go_source.subtest_name(raw) == printed
 
 
 def test_duplicate_and_empty_subtest_names() -> None:
-    assert go._unique(["a", "a", "", "b", "a"]) == ["a", "a#01", "#00", "b", "a#02"]
+    assert go_source.unique_names(["a", "a", "", "b", "a"]) == ["a", "a#01", "#00", "b", "a#02"]
 
 
 def test_nested_module_maps_import_paths(tmp_path: Path) -> None:

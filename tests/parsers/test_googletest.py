@@ -15,6 +15,7 @@ from greenloop.parsers import googletest as gt
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source import cpp
 
 SHAPES_TEST = """#include <gtest/gtest.h>
 #include "geo.h"
@@ -360,15 +361,15 @@ def test_filter_glob_and_disabled_rules() -> None:
     assert m("AreaTest.Square") and m("VecTest/1.ZeroLength")
     assert not m("AreaTest.Circle") and not m("GridFixture.Empty")
     assert gt.filter_matcher("-Slow*")("Fast.One") and not gt.filter_matcher("-Slow*")("SlowTest.X")
-    assert gt.is_disabled("S.DISABLED_x") and gt.is_disabled("DISABLED_S.x") and gt.is_disabled("P/DISABLED_S.x/0")
-    assert not gt.is_disabled("S.x_DISABLED_")
+    assert cpp.is_disabled("S.DISABLED_x") and cpp.is_disabled("DISABLED_S.x") and cpp.is_disabled("P/DISABLED_S.x/0")
+    assert not cpp.is_disabled("S.x_DISABLED_")
 
 
 def test_split_id_for_param_and_typed_names() -> None:
-    assert gt.split_id("Inst/Suite.Name/3") == ("Suite", "Name")
-    assert gt.split_id("Suite/1.Name") == ("Suite", "Name")
-    assert gt.split_id("Inst/Suite/0.Name") == ("Suite", "Name")
-    assert gt.split_id("Plain.Test") == ("Plain", "Test")
+    assert cpp.split_id("Inst/Suite.Name/3") == ("Suite", "Name")
+    assert cpp.split_id("Suite/1.Name") == ("Suite", "Name")
+    assert cpp.split_id("Inst/Suite/0.Name") == ("Suite", "Name")
+    assert cpp.split_id("Plain.Test") == ("Plain", "Test")
 
 
 def test_enumerate_generators(tmp_path: Path) -> None:
@@ -383,7 +384,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(My, Stack, ::testing::Types<std::pair<int, int>, 
 // TEST(Commented, Out) {}
 """)
     from greenloop.parsers.locate import SourceIndex
-    ids = [tid for tid, _ in gt.GTestSources(SourceIndex(tmp_path)).enumerate(None)]
+    ids = [tid for tid, _ in cpp.GTestSources(SourceIndex(tmp_path)).enumerate(None)]
     assert ids == [*(f"A/Combo.Works/{i}" for i in range(6)), *(f"Combo.Works/{i}" for i in range(4)),
                    "My/Stack/0.Pushes", "My/Stack/1.Pushes"]
 
@@ -393,7 +394,7 @@ def test_enumerate_gives_up_on_custom_parameter_names(tmp_path: Path) -> None:
 INSTANTIATE_TEST_SUITE_P(X, Named, testing::Values(1, 2), [](const auto& i) { return "v" + std::to_string(i.param); });
 """)
     from greenloop.parsers.locate import SourceIndex
-    assert gt.GTestSources(SourceIndex(tmp_path)).enumerate(None) is None
+    assert cpp.GTestSources(SourceIndex(tmp_path)).enumerate(None) is None
 
 
 # -- reports -----------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 stdout or --outputFile, with and without locations), jest-junit (paths from
 env vars and package.json), suites that fail to run, -t filters, todo,
 test.failing, hook errors, timeouts, test.each, and bad input. Also the JS
-source scanner the Jest and Vitest parsers share (parsers/js_source.py).
+source scanner the Jest and Vitest parsers share (parsers/source/js.py).
 
 Outputs are written from Jest's documented formats for a small 'ledger'
 project, not copied from the corpus."""
@@ -17,9 +17,9 @@ import pytest
 
 from greenloop.parsers import jest
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.js_source import collect_tests, format_title, tokenize
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.js import collect_tests, format_title, tokenize
 from tests.parsers.helpers import by_id, write_files
 
 LEDGER_TEST = """const { Ledger } = require('../src/ledger');
@@ -450,7 +450,7 @@ def test_output_detection() -> None:
     assert found is not None and found.framework == "jest"
 
 
-# --------------------------------------------------------------------------- js_source
+# --------------------------------------------------------------------------- parsers.source.js
 
 
 def test_scanner_ignores_comments_strings_and_regexes() -> None:

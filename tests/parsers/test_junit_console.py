@@ -1,5 +1,5 @@
 """JUnit Platform console launcher parser: every --details mode, the legacy
-XML reports, javac failures, and the shared Java helpers (parsers/java_source).
+XML reports, javac failures, and the shared Java helpers (parsers/source/java.py).
 
 The outputs below are written from the launcher's documented formats (tree,
 flat, verbose, testfeed printers, the Failures section, the legacy XML
@@ -13,10 +13,10 @@ import pytest
 
 from greenloop.parsers import junit_console
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.java_source import CompileErrors, JavaSources, exception_head, is_timeout, simple_type
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.java import CompileErrors, JavaSources, exception_head, is_timeout, simple_type
 
 LAUNCH = "java -jar lib/junit-platform-console-standalone.jar --class-path out --scan-class-path"
 
@@ -577,7 +577,7 @@ def test_detection_by_command_and_output(tmp_path: Path) -> None:
     assert from_output(run).framework == "junit-console"
 
 
-# -- shared Java helpers (parsers/java_source.py) ----------------------------------
+# -- shared Java helpers (parsers/source/java.py) ----------------------------------
 
 
 def test_java_sources_locate_methods_classes_and_display_names(project: Path) -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from greenloop.parsers import phpunit
+from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source import php
 from tests.parsers.helpers import by_id
 
 BANNER = "PHPUnit 9.6.7 by Sebastian Bergmann and contributors.\n\n"
@@ -358,12 +360,12 @@ def test_testdox_summary_of_non_successful_tests_is_not_counted_twice(tmp_path: 
 
 
 def test_prettifier_rules() -> None:
-    src = phpunit._Sources(phpunit.SourceIndex(None))
+    src = php.PhpSources(SourceIndex(None))
     assert src.pretty_method("testTotalWithVat") == "Total with vat"
     assert src.pretty_method("test_it_works") == "It works"
     assert src.pretty_method("testSha256Hash") == "Sha 256 hash"
-    assert phpunit.pretty_class("App\\Tests\\InvoiceTest") == "Invoice (App\\Tests\\Invoice)"
-    assert phpunit.pretty_class("TestShoppingCart") == "Shopping Cart"
+    assert php.pretty_class("App\\Tests\\InvoiceTest") == "Invoice (App\\Tests\\Invoice)"
+    assert php.pretty_class("TestShoppingCart") == "Shopping Cart"
 
 
 # ---------------------------------------------------------------- JUnit

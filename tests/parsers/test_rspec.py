@@ -12,16 +12,9 @@ import pytest
 from greenloop.parsers import parse as parse_any
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status
-from greenloop.parsers.rspec import (
-    COMMAND_RE,
-    OUTPUT_RE,
-    SpecIndex,
-    generated_description,
-    parse,
-    parse_options,
-    ruby_float,
-)
+from greenloop.parsers.rspec import COMMAND_RE, OUTPUT_RE, parse, parse_options
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.ruby import SpecIndex, generated_description, ruby_float
 from tests.parsers.helpers import by_id
 
 ESC = "\x1b"

@@ -16,9 +16,9 @@ import pytest
 
 from greenloop.parsers import vitest
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.js_source import format_title
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
+from greenloop.parsers.source.js import format_title
 from tests.parsers.helpers import by_id, write_files
 
 CART_TEST = """import { describe, it, expect, beforeAll } from 'vitest'

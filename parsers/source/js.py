@@ -1,9 +1,11 @@
-"""Where Jest/Vitest tests live: a small JavaScript/TypeScript scanner that
-finds ``describe``/``it``/``test`` calls with their titles, modifiers
-(``.skip``, ``.todo``, ``.only``, ``.failing``, ``.fails``, ``.each``...),
-nesting and lines, and expands ``.each`` tables written as literals.
+"""JavaScript/TypeScript sources: where Jest, Vitest, Mocha and node:test
+tests live. A small scanner finds ``describe``/``it``/``test`` calls with
+their titles, modifiers (``.skip``, ``.todo``, ``.only``, ``.failing``,
+``.fails``, ``.each``...), nesting and lines, and expands ``.each`` tables
+written as literals; it also reads what a module imports, so that a file
+that failed to load on a missing import is found with its import line.
 
-Both runners name tests by their describe titles plus the test title, and
+The runners name tests by their describe titles plus the test title, and
 their consoles often print only some tests (Jest's default reporter lists
 failures only, Vitest collapses passing files, ``-t`` filters skip tests
 silently). The parsers use this module to find a test's definition line and
@@ -22,11 +24,9 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import PurePosixPath
 
 from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
 
 TEST_FUNCS = {"it", "test", "xit", "xtest", "fit", "ftest", "specify"}
 DESCRIBE_FUNCS = {"describe", "xdescribe", "fdescribe", "suite", "context"}
@@ -231,6 +231,69 @@ def _scan_template(text: str, pos: int, depth: int) -> tuple[Tok, int]:
 def tokenize(text: str) -> list[Tok]:
     """The tokens of a JS/TS source text (comments dropped)."""
     return _scan(text)[0]
+
+
+def module_imports(text: str) -> list[tuple[str, int]]:
+    """(specifier, line) of what a JS/TS module loads: ``import x from 's'``,
+    ``import 's'``, ``export ... from 's'``, ``require('s')``, ``import('s')``."""
+    toks = tokenize(text)
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    out: dict[str, int] = {}
+    for i, t in enumerate(toks[:-1]):
+        nxt = toks[i + 1]
+        if t.kind == "ident" and t.value in ("from", "import") and nxt.kind == "str":
+            out.setdefault(nxt.value, _line_of(starts, t.pos))
+        elif t.kind == "ident" and t.value in ("require", "import") and nxt.value == "(" \
+                and i + 2 < len(toks) and toks[i + 2].kind == "str":
+            out.setdefault(toks[i + 2].value, _line_of(starts, t.pos))
+    return list(out.items())
+
+
+def import_path(importer: str, spec: str) -> str | None:
+    """The project-relative path a relative specifier spells (whether or not
+    the file exists); None for bare package names and paths above the root."""
+    if not spec.startswith("."):
+        return None
+    parts: list[str] = []
+    for p in str(PurePosixPath(importer).parent / spec).split("/"):
+        if p == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif p not in (".", ""):
+            parts.append(p)
+    return "/".join(parts)
+
+
+def resolve_import(index: SourceIndex, importer: str, spec: str) -> str | None:
+    """The project file a relative specifier names (Node's extension and
+    ``index`` lookup); bare package names and missing files give None."""
+    rel = import_path(importer, spec)
+    if rel is None:
+        return None
+    for cand in (rel, *(rel + s for s in JS_SUFFIXES), *(f"{rel}/index{s}" for s in JS_SUFFIXES)):
+        if index.exists(cand):
+            return cand
+    return None
+
+
+def importers_of(index: SourceIndex, target: str, files: list[str], max_files: int = 2_000) -> list[str]:
+    """Those of ``files`` whose imports reach ``target`` (directly or through
+    other project modules), in the order given."""
+    seen: dict[str, bool] = {}
+
+    def reaches(f: str, depth: int) -> bool:
+        if f == target:
+            return True
+        if f in seen or depth > 40 or len(seen) > max_files:
+            return seen.get(f, False)
+        seen[f] = False
+        hit = any(reaches(dep, depth + 1) for spec, _ in module_imports("\n".join(index.lines(f)))
+                  if (dep := resolve_import(index, f, spec)) is not None)
+        seen[f] = hit
+        return hit
+
+    return [f for f in files if reaches(f, 0)]
 
 
 def match_brackets(toks: list[Tok]) -> dict[int, int]:
@@ -1222,382 +1285,31 @@ def iter_listable(ft: FileTests) -> Iterator[SourceTest]:
     return (t for t in ft.tests if t.patterns is None)
 
 
-# --------------------------------------------------------------------------- runner helpers
-# Shared by the Jest and Vitest parsers: both are node CLIs with the same
-# option style, the same JSON report shape and the same stack-trace text.
-
-STACK_LINE = re.compile(r"^\s*(?:at |❯ )")
-CODE_FRAME = re.compile(r"^\s*>?\s*\d+\s*\|")
-ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-LOCATION_IN = r"(?:^|[\s(/'\"])(?:\./)?{file}:(\d+)(?::\d+)?"
-# What may precede a node test runner's binary in one shell segment: env
-# assignments, coreutils timeout, a coverage wrapper and the package runners.
-RUNNER_PREFIX = (
-    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|env|cross-env|export)\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"
-    r"(?:(?:[A-Za-z_]\w*=\S*)\s+)*(?:(?:nyc|c8)(?:\s+-\S+)*\s+)?"
-    r"(?:(?:npx|pnpx|bunx)(?:\s+-\S+)*\s+|(?:yarn|pnpm)(?:\s+(?:run|exec|dlx))?\s+|npm\s+(?:exec|x)\s+(?:--\s+)?"
-    r"|node\s+(?:-\S+\s+)*)?"
-)
-
-
-def command_words(command: str) -> list[str]:
-    """Shell words of the whole command (all segments)."""
-    import shlex
-
-    try:
-        return shlex.split(command, posix=True)
-    except ValueError:
-        return command.split()
-
-
-def option_values(words: list[str], *names: str) -> list[str]:
-    """Values of an option given as ``--name=v``, ``--name v`` or ``-n v``."""
-    out: list[str] = []
-    for i, w in enumerate(words):
-        for name in names:
-            if w == name and i + 1 < len(words):
-                out.append(words[i + 1])
-            elif w.startswith(name + "="):
-                out.append(w[len(name) + 1:])
-    return out
-
-
-def env_assignments(command: str) -> dict[str, str]:
-    """``VAR=value`` words that start a command (or follow ``export``/``env``)."""
-    env: dict[str, str] = {}
-    at_start = True
-    for w in command_words(command):
-        if w in ("&&", "||", ";", "|") or w.endswith(";"):
-            at_start = True
-            m = ENV_WORD.match(w.rstrip(";"))
-            if m and w.endswith(";"):
-                env[m.group(1)] = m.group(2)
-            continue
-        if w in ("export", "env", "cross-env"):
-            at_start = True
-            continue
-        m = ENV_WORD.match(w)
-        if m and at_start:
-            env[m.group(1)] = m.group(2)
-            continue
-        at_start = False
-    return env
-
-
-def name_pattern(words: list[str], *, ignore_case: bool) -> tuple[re.Pattern[str] | None, str | None]:
-    """The ``-t``/``--testNamePattern`` regex (JS syntax read as Python), or a
-    warning when it cannot be compiled."""
-    values = option_values(words, "-t", "--testNamePattern", "--test-name-pattern")
-    if not values:
-        return None, None
-    src = values[-1]
-    try:
-        return re.compile(src, re.I if ignore_case else 0), None
-    except re.error as exc:
-        return None, f"could not read the test name pattern {src!r} ({exc}); tests it skipped are not listed"
-
-
-def read_stream(run: object, stream: str, limit: int) -> str:
-    """A whole (small) stream as text, for reporters that print a JSON
-    document to it; capped at ``limit`` characters."""
-    text = getattr(run, f"{stream}_text", None)
-    if text is not None:
-        return text[:limit]
-    path = getattr(run, f"{stream}_path", None)
-    if path is None or not path.is_file():
-        return ""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read(limit)
-
-
-def load_json_text(text: str) -> object:
-    """The first JSON object in ``text`` that starts a line (reporters may
-    print other lines before it); raises ValueError when there is none."""
-    decoder = json.JSONDecoder()
-    last: Exception | None = None
-    for m in re.finditer(r"(?m)^\s*\{", text):
-        try:
-            return decoder.raw_decode(text, m.end() - 1)[0]
-        except ValueError as exc:
-            last = exc
-    raise ValueError(str(last) if last else "no JSON object found")
-
-
-def load_json_report(run: RunOutput, name: str | None, report: TestReport) -> tuple[dict | None, str]:
-    """A JSON reporter's document: from the file ``name`` (as the command or
-    the reporter's notice gives it), else from stdout. Returns the document
-    (None when missing, truncated or not an object, with a warning) and the
-    source to record (``json:<name>`` or ``json:stdout``)."""
-    if name:
-        path = report_path(run, name)
-        if path is None or not path.is_file():
-            report.warnings.append(f"JSON report {name} was not written; parsed the console output")
-            return None, f"json:{name}"
-        try:
-            if path.stat().st_size > MAX_REPORT_BYTES:
-                raise ValueError("report too large")
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
-            report.warnings.append(f"JSON report {name} is truncated or malformed ({exc}); parsed the console output")
-            return None, f"json:{name}"
-        return (data if isinstance(data, dict) else None), f"json:{name}"
-    try:
-        data = load_json_text(read_stream(run, "stdout", MAX_REPORT_BYTES))
-    except ValueError as exc:
-        report.warnings.append(f"no JSON report on stdout ({exc}); parsed the console output")
-        return None, "json:stdout"
-    return (data if isinstance(data, dict) else None), "json:stdout"
-
-
-def error_message(text: str | None, max_lines: int = 40) -> str | None:
-    """The message part of a JS error report: the lines before its stack
-    trace or code frame (``Error: x\\n\\nExpected: 1\\nReceived: 2``)."""
-    if not text:
-        return None
-    out: list[str] = []
-    for line in text.splitlines():
-        if STACK_LINE.match(line) or CODE_FRAME.match(line):
-            break
-        out.append(line.rstrip())
-        if len(out) >= max_lines:
-            break
-    msg = "\n".join(out).strip("\n")
-    return msg or text.strip().splitlines()[0] if text.strip() else None
-
-
-def line_in(text: str | None, file: str) -> int | None:
-    """The first ``file:LINE`` position named in an error text (stack frame,
-    ``File: path:1:0``) or a ``file: message (L:C)`` syntax error."""
-    if not text or not file:
-        return None
-    name = re.escape(file)
-    m = re.search(name + r"[^\n]*?\((\d+):\d+\)", text)
-    if m:
-        return int(m.group(1))
-    m = re.search(LOCATION_IN.format(file=name), text)
-    return int(m.group(1)) if m else None
-
-
-def marker_line(text: str | None) -> int | None:
-    """The line a code frame points at (``> 7 |``)."""
-    if not text:
-        return None
-    m = re.search(r"(?m)^\s*>\s*(\d+)\s*\|", text)
-    return int(m.group(1)) if m else None
-
-
-class ResultSet:
-    """Results of one run keyed by (file, id), with the project's sources at
-    hand to fill in definition lines and to re-split printed names."""
-
-    def __init__(self, run: RunOutput, report: TestReport, flavor: str, sep: str,
-                 timeout: re.Pattern[str]) -> None:
-        self.run = run
-        self.report = report
-        self.sep = sep
-        self.timeout = timeout
-        self.index = SourceIndex(run.sources_root)
-        self.js = JSTestIndex(self.index, flavor)
-        self.results: dict[tuple[str | None, str], TestResult] = {}
-
-    def rel(self, path: str | None) -> str | None:
-        """A path as the runner printed it (relative to its root, absolute,
-        or under ``<ROOT>``), relative to the project root."""
-        if not path:
-            return None
-        path = path.strip().strip("'\"")
-        return self.index.relative(path) or path
-
-    def split(self, file: str | None, printed: str) -> tuple[tuple[str, ...], str]:
-        """A printed full name split into describe titles and title; the
-        sources decide when a title itself contains the separator."""
-        parts = printed.split(self.sep)
-        path, title = tuple(parts[:-1]), parts[-1]
-        if not path or self.js.find(file, path, title) is not None:
-            return path, title
-        found = self.js.split_joined(file, printed, self.sep)
-        return (found[1], found[2]) if found else (path, title)
-
-    def add(self, file: str | None, path: tuple[str, ...], title: str, status: Status, *,
-            native: str | None = None, message: str | None = None, details: str | None = None,
-            line: int | None = None, duration: float | None = None, timed_out: bool = False) -> TestResult:
-        """Record one test; its file and line come from the sources when the
-        output does not give them."""
-        test_id = self.sep.join((*path, title))
-        src = self.js.find(file, path, title)
-        if file is None and src is not None:
-            file = src.file
-        if src is not None:
-            line = src.line if line is None else line
-            if status == Status.SKIPPED and src.todo and native in (None, "skipped", "pending"):
-                native = "todo"
-        timed_out = timed_out or bool(status == Status.FAILED and message and self.timeout.search(message))
-        result = TestResult(id=test_id, status=status, file=file, line=line, message=message, details=details,
-                            duration_s=duration, native_status=native, suite=file, timed_out=timed_out)
-        self.results[(file, test_id)] = result
-        return result
-
-    def add_errored(self, file: str | None, test_id: str, message: str | None, details: str | None,
-                    line: int | None) -> TestResult:
-        """A file that failed to load, or a suite whose hook failed."""
-        if line is None and test_id == file:
-            line = import_line(self.js, file, message)
-        result = TestResult(id=test_id, status=Status.ERRORED, file=file, line=line, message=message,
-                            details=details, suite=file)
-        self.results[(file, test_id)] = result
-        return result
-
-    def has_tests(self, file: str | None) -> bool:
-        return any(f == file and r.status != Status.ERRORED for (f, _), r in self.results.items())
-
-    def finish(self) -> None:
-        """Move the results into the report and set its flags."""
-        self.report.tests = list(self.results.values())
-        # A file that errored without any test of its own failed to load.
-        self.report.build_error = any(
-            r.status == Status.ERRORED and r.id == r.file and not self.has_tests(r.file) for r in self.report.tests)
-        self.report.timed_out = self.run.killed_by_timeout or any(r.timed_out for r in self.report.tests)
-
-
-# Options of the jest/vitest CLIs that take a separate value word.
-VALUE_OPTIONS = {
-    "-t", "--testNamePattern", "--test-name-pattern", "--reporter", "--reporters", "--outputFile", "--output-file",
-    "-c", "--config", "--project", "--root", "-r", "--dir", "--shard", "--maxWorkers", "-w", "--testTimeout",
-    "--environment", "--pool", "--rootDir", "--selectProjects", "--testPathPattern", "--testPathIgnorePatterns",
-    "--coverageDirectory", "--seed", "--testMatch", "--testRegex", "--mode", "--retry", "--exclude", "--bail",
-}
-
-
-def plain_words(words: list[str], start: int, value_options: set[str]) -> list[str]:
-    """The plain words from ``words[start]`` to the end of its shell segment:
-    options, and the values of the options in ``value_options``, left out."""
-    out: list[str] = []
-    skip = False
-    for w in words[start:]:
-        if w in ("&&", "||", ";", "|"):
-            break
-        if skip:
-            skip = False
-            continue
-        if w.startswith("-"):
-            skip = "=" not in w and w in value_options
-            continue
-        out.append(w)
-    return out
-
-
-def positional_args(words: list[str], binary: str) -> list[str]:
-    """Path filters given to the runner: the plain words after its binary
-    (``vitest run a.test.ts``, ``jest src/x``), option values left out."""
-    start = next((i + 1 for i, w in enumerate(words) if re.search(rf"(?:^|/){binary}(?:\.m?js)?$", w)), None)
-    if start is None:
-        return []
-    return [w for w in plain_words(words, start, VALUE_OPTIONS) if w not in ("run", "watch", "related")]
-
-
-def test_files_for(js: JSTestIndex, filters: list[str], *, regex: bool) -> list[str]:
-    """Project test files the runner would pick with these path filters
-    (Jest: regexes; Vitest: substrings)."""
-    files = js.test_files()
-    if not filters:
-        return files
-    out = []
-    for f in files:
-        for flt in filters:
-            try:
-                hit = re.search(flt, f) is not None if regex else flt.lstrip("./") in f
-            except re.error:
-                hit = flt in f
-            if hit:
-                out.append(f)
-                break
-    return out
-
-
-def add_unprinted(b: ResultSet, files: Iterable[str], infer, expected: dict[Status, int]) -> bool:
-    """Add the tests of ``files`` the output never named (statuses from
-    ``infer(test, file_has_only)``), but only when the per-status totals then
-    equal the runner's summary: a guess that does not add up is dropped."""
-    additions: list[tuple[SourceTest, Status, str | None]] = []
-    for file in files:
-        ft = b.js.file(file)
-        for t in iter_listable(ft):
-            if (file, b.sep.join((*t.path, t.title))) not in b.results:
-                additions.append((t, *infer(t, ft.has_only)))
-    if not additions:
-        return False
-    base: dict[Status, int] = {}
-    for r in b.results.values():
-        if r.status != Status.ERRORED:
-            base[r.status] = base.get(r.status, 0) + 1
-    want = {k: v for k, v in expected.items() if v}
-    # skipIf/runIf conditions are unknown: first as if they ran, then as if they skipped.
-    flipped = [(t, Status.SKIPPED, "skipped (condition)") if t.conditional and s == Status.PASSED else (t, s, n)
-               for t, s, n in additions]
-    for candidate in (additions, flipped):
-        counts = dict(base)
-        for _, status, _ in candidate:
-            counts[status] = counts.get(status, 0) + 1
-        if {k: v for k, v in counts.items() if v} == want:
-            for t, status, native in candidate:
-                b.add(t.file, t.path, t.title, status, native=native)
-            return True
-    return False
-
-
-def report_path(run: RunOutput, name: str) -> Path | None:
-    """A report path as a command or a reporter's notice gives it: relative
-    to where the command ran, absolute, or under ``<ROOT>`` (that directory)."""
-    if name.startswith("<ROOT>") and run.cwd is not None:
-        return Path(run.cwd) / name[len("<ROOT>"):].lstrip("/")
-    return run.resolve(name)
-
 
 IMPORT_ERROR = re.compile(
     r"(?:Cannot find (?:module|package)|Failed to resolve import|Failed to load url|Could not resolve)"
     r"\s+['\"]?([^'\"\s]+)['\"]?")
+# Node's ES-module resolution error names the importing file (no line)
+IMPORTED_FROM = re.compile(r"\bimported from (?:file://)?(?P<file>\S+?\.[cm]?[jt]sx?)\b")
 
 
-def import_line(js: JSTestIndex, file: str | None, message: str | None) -> int | None:
+def import_line(index: SourceIndex, file: str | None, message: str | None) -> int | None:
     """For a file that failed to load on a missing import: the line that
-    imports it (the error names the module, not always the line)."""
+    imports it, or the import that leads to the module that does (the error
+    names the module as written or resolved, not always the line)."""
     if not file or not message or not (m := IMPORT_ERROR.search(message)):
         return None
-    needle = re.compile(r"['\"`]" + re.escape(m.group(1)) + r"['\"`]")
-    return js.index.find_in(file, needle)
-
-
-def effective_command(command: str, index: SourceIndex) -> str:
-    """The command with the package.json script it runs appended (``npm
-    test``, ``yarn test:ci``...), so options and variables written in the
-    script are seen too."""
-    from greenloop.parsers.detect import PACKAGE_RUNNER, SEGMENT_SPLIT
-
-    try:
-        pkg = json.loads("\n".join(index.lines("package.json")) or "{}")
-    except ValueError:
-        return command
-    scripts = pkg.get("scripts") if isinstance(pkg, dict) else None
-    if not isinstance(scripts, dict):
-        return command
-    extra: list[str] = []
-    for seg in SEGMENT_SPLIT.split(command.strip()):
-        m = PACKAGE_RUNNER.match(seg)
-        script = scripts.get(m.group(1)) if m else None
-        if isinstance(script, str):
-            extra.append(script)
-    return " ; ".join([command, *extra])
-
-
-def note_unlisted(b: ResultSet, files: list[str]) -> None:
-    """Warn about files whose unprinted tests could not be listed."""
-    unreadable = sorted(f for f in set(files) if not b.index.lines(f))
-    dynamic = sorted(f for f in set(files) if f not in unreadable)
-    if unreadable:
-        b.report.warnings.append(
-            "test file(s) " + ", ".join(unreadable) + " could not be read from the sources; "
-            "their tests the output did not print are not listed")
-    if dynamic:
-        b.report.warnings.append(
-            "some tests of " + ", ".join(dynamic) + " are named at run time (loops, .each over variables) "
-            "and were not printed; they are not listed")
+    name = m.group(1)
+    target = index.relative(name.removeprefix("file://")) if name.startswith(("/", "<ROOT>", "file:")) else None
+    imports = module_imports("\n".join(index.lines(file)))
+    for spec, line in imports:
+        if spec == name or (target and import_path(file, spec) in (target, *(target.rsplit(".", 1)[:1]))):
+            return line
+    importer = index.relative(f.group("file")) if (f := IMPORTED_FROM.search(message)) else None
+    if importer and importer != file:
+        for spec, line in imports:
+            dep = resolve_import(index, file, spec)
+            if dep and importers_of(index, importer, [dep]):
+                return line
+    needle = re.compile(r"['\"`]" + re.escape(name) + r"['\"`]")
+    return index.find_in(file, needle)
