@@ -25,7 +25,8 @@ fixed in the run workspace itself after the tests in flight.
 Long suites continue-as-new before the history grows large, carrying only
 where the run is (``SuiteProgress``), and only with no child in flight;
 per-test results go to the run directory as they finish. People steer the
-run with updates: ``abort`` (cancels cleanly: the tests in flight are rolled
+run with updates or signals of the same names (workflows/control.py reads what
+they type): ``abort`` (cancels cleanly: the tests in flight are rolled
 back, nothing of theirs is merged) and ``rollback`` (undo a fixed test's
 edits by hand).
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
@@ -45,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
     from greenloop.domain.errors import ErrorKind
+    from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
     from greenloop.workflows.models import (
         FinalizeInput,
@@ -117,6 +120,7 @@ class FixSuiteWorkflow:
         self._rolled_back: set[str] = set()
         self._rollback_refused: dict[str, str] = {}
         self._phase = "starting"
+        self._ignored: list[str] = []  # signals the run could not take, and why
 
     # --- what people see ---------------------------------------------------------
 
@@ -139,38 +143,90 @@ class FixSuiteWorkflow:
         for v in self._views.values():
             counts[v.state.value] = counts.get(v.state.value, 0) + 1
         states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        workflow.set_current_details(f"**{phase}**" + (f"\n\ntests: {states}" if states else ""))
+        steer = "" if phase in DONE_PHASES else (
+            f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` + the test id: "
+            f"{ANSWER_HINT}\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
+        workflow.set_current_details(
+            f"**{phase}**" + (f"\n\ntests: {states}" if states else "") + steer
+            + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:]))
+
+    def _ignore(self, line: str) -> None:
+        """A signal the run cannot take: recorded, shown in the details, and ignored."""
+        self._ignored.append(line)
+        if self._progress is not None:
+            self._progress.summary.notes.append(line)
+        self._set_phase(self._phase)
 
     # --- what people do ------------------------------------------------------------
 
     @workflow.update
-    async def abort(self, reason: str) -> str:
-        """Stop the run: the tests in flight are cancelled and their edits rolled back."""
-        self._abort_requested = True
-        self._abort_reason = reason or "aborted by a person"
-        self._cancel_children()
+    async def abort(self, reason: Any = "") -> str:
+        """Stop the run: the tests in flight are cancelled and their edits rolled back
+        (``reason``: a string, ``{"reason": "..."}`` or nothing)."""
+        self._request_abort(parse_reason(reason))
         await workflow.wait_condition(lambda: self._phase in DONE_PHASES)
         return self._phase
 
     @abort.validator
-    def _validate_abort(self, reason: str) -> None:
+    def _validate_abort(self, reason: Any = "") -> None:
+        parse_reason(reason)
         if self._phase in DONE_PHASES:
             raise ValueError(f"the run is already {self._phase}")
 
+    @workflow.signal(name="abort")
+    def abort_signal(self, reason: Any = "") -> None:
+        """``abort`` as a signal; one the run cannot take is recorded and ignored."""
+        try:
+            parsed = parse_reason(reason)
+        except ValueError as exc:
+            return self._ignore(f"signal abort ignored: {exc}")
+        if self._phase in DONE_PHASES:
+            return self._ignore(f"signal abort ignored: the run is already {self._phase}")
+        self._request_abort(parsed)
+
+    def _request_abort(self, reason: str) -> None:
+        self._abort_requested = True
+        self._abort_reason = reason or "aborted by a person"
+        self._cancel_children()
+
+    @workflow.signal(name="rollback")
+    def rollback_signal(self, test_id: Any) -> None:
+        """``rollback`` as a signal; one the run cannot take is recorded and ignored."""
+        try:
+            parsed = parse_test_id(test_id)
+        except ValueError as exc:
+            return self._ignore(f"signal rollback ignored: {exc}")
+        refused = self._rollback_refusal(parsed)
+        if refused:
+            return self._ignore(f"signal rollback {shown(test_id)} ignored: {refused}")
+        self._rollback_queue.append(parsed)
+
+    def _rollback_refusal(self, test_id: str) -> str:
+        """Why ``test_id`` cannot be rolled back now ("" when it can)."""
+        if self._phase in DONE_PHASES:
+            return "the run is finished; revert the commit on its branch instead"
+        if self._progress is None or test_id not in self._progress.applied:
+            return f"{test_id} has no applied fix to roll back"
+        if test_id in self._rollback_queue:
+            return f"a rollback of {test_id} is already queued"
+        return ""
+
     @workflow.update
-    async def rollback(self, test_id: str) -> str:
-        """Undo a fixed test's edits by hand (between tests, never mid-attempt)."""
+    async def rollback(self, test_id: Any) -> str:
+        """Undo a fixed test's edits by hand (between tests, never mid-attempt);
+        ``test_id``: the test id, or ``{"test_id": "..."}``."""
+        test_id = parse_test_id(test_id)
+        self._rolled_back.discard(test_id)
         self._rollback_queue.append(test_id)
         await workflow.wait_condition(lambda: test_id in self._rolled_back)
         refused = self._rollback_refused.pop(test_id, None)
         return f"could not roll back {test_id}: {refused}" if refused else f"rolled back {test_id}"
 
     @rollback.validator
-    def _validate_rollback(self, test_id: str) -> None:
-        if self._progress is None or test_id not in self._progress.applied:
-            raise ValueError(f"{test_id} has no applied fix to roll back")
-        if self._phase in DONE_PHASES:
-            raise ValueError("the run is finished; revert the commit on its branch instead")
+    def _validate_rollback(self, test_id: Any) -> None:
+        refused = self._rollback_refusal(parse_test_id(test_id))
+        if refused:
+            raise ValueError(refused)
 
     # --- the run ---------------------------------------------------------------------
 
@@ -368,7 +424,7 @@ class FixSuiteWorkflow:
         self._views[test_id].workflow_id = workflow_id
         child = asyncio.ensure_future(workflow.execute_child_workflow(
             FixOneTestWorkflow.run, inp, id=workflow_id,
-            static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}"))
+            static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}\n\nwhen ESCALATED: {ANSWER_HINT}"))
         self._children[test_id] = child
         try:
             return await child
