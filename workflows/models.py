@@ -7,7 +7,6 @@ Payloads stay small: raw outputs and reports live in the run directory
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
