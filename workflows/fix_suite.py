@@ -527,13 +527,14 @@ class FixSuiteWorkflow:
             try:
                 await workflow.execute_activity(
                     edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                            attempt=attempt, patch=patch), **QUICK_OPTIONS)
+                                                            attempt=attempt, patch=patch, by_hand=True),
+                    **QUICK_OPTIONS)
             except ActivityError as exc:
-                if patch is None:  # restoring from backups: a failure fails the run
-                    raise
-                # Later fixes built on the merged one: it stays, and the person is told why.
+                # Later fixes built on this one: it stays, and the person is told why.
                 reason = str(exc.cause or exc)
-                progress.applied[test_id], progress.merged[test_id] = attempt, patch
+                progress.applied[test_id] = attempt
+                if patch is not None:
+                    progress.merged[test_id] = patch
                 self._views[test_id].history.append(f"rollback by hand refused: {reason}")
                 self._rollback_refused[test_id] = reason
                 self._rolled_back.add(test_id)

@@ -384,6 +384,8 @@ class RollbackInput(BaseModel):
     attempt: int
     # A fix merged from a worktree (concurrency > 1) is taken back out with this patch, not from backups.
     patch: str | None = None
+    # Asked for by a person after the fix was accepted: refused when later fixes changed its files.
+    by_hand: bool = False
 
 
 class FinalizeInput(BaseModel):
