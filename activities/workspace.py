@@ -34,7 +34,11 @@ from greenloop.workspace import prepare as prep
 from greenloop.workspace import worktree as wt
 from greenloop.workspace.backups import slug
 from greenloop.workspace.events import log_event
+from greenloop.workspace.junit_export import write_junit
 from greenloop.workspace.report import render_markdown
+from greenloop.workspace.report_html import render_html
+from greenloop.workspace.summary_file import summary_document
+from greenloop.workspace.timeline import read_events, timelines, validations
 
 
 def runs_root() -> Path:
@@ -102,11 +106,23 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
             summary.notes.append(f"branch {ws.branch} fetched into {ws.repo}")
     summary.report_markdown = str(run_dir / "report.md")
     summary.report_json = str(run_dir / "summary.json")
+    await asyncio.to_thread(write_exports, summary, inp.initial, inp.final, run_dir)
+    summary.report_html = str(run_dir / "report.html")
     (run_dir / "report.md").write_text(render_markdown(summary, results))
-    (run_dir / "summary.json").write_text(summary.model_dump_json(indent=2))
+    events = read_events(run_dir)
+    (run_dir / "report.html").write_text(render_html(summary, results, timelines(events), validations(events)))
+    (run_dir / "summary.json").write_text(summary_document(summary, results).model_dump_json(indent=2))
     log_event(run_dir, "run_finished", state=summary.state, fixed=summary.fixed, skipped=summary.skipped,
               escalated=summary.escalated, cost_usd=summary.usage.cost_usd)
     return summary
+
+
+def write_exports(summary: RunSummary, initial: SuiteRun | None, final: SuiteRun, run_dir: Path) -> None:
+    """The suite before and after as JUnit XML (``junit-before.xml``, ``junit.xml``), for CI systems."""
+    if initial is not None and Path(initial.report_path).is_file():
+        summary.junit_before = str(write_junit(initial.report_path, "before", run_dir / "junit-before.xml"))
+    if summary.baseline_read and Path(final.report_path).is_file():  # else no suite ran after the first
+        summary.junit_after = str(write_junit(final.report_path, "after", run_dir / "junit.xml"))
 
 
 # --- worktrees: one copy of the workspace per test in flight (concurrency > 1) ----------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from greenloop.cli import analyze, corpus, parse, runs, schedule, server, test
+from greenloop.cli import analyze, corpus, parse, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -20,6 +20,7 @@ app.command("abort")(runs.abort_command)
 app.command("server")(server.server_command)
 app.command("worker")(server.worker_command)
 app.add_typer(schedule.app, name="schedule")
+app.add_typer(schema.app, name="schema")
 app.command("test")(test.test_command)
 app.command("parse")(parse.parse_command)
 app.command("analyze")(analyze.analyze_command)

@@ -89,7 +89,9 @@ def _print_summary(summary: RunSummary) -> None:
         console.print(f"  why: {escape(summary.reason)}")
     if next_step := NEXT_STEPS.get(summary.state):
         console.print(f"  next: {next_step}")
-    for label, value in (("report", summary.report_markdown), ("patch", summary.patch), ("branch", summary.branch)):
+    for label, value in (("report", summary.report_html), ("markdown", summary.report_markdown),
+                         ("junit", summary.junit_after), ("patch", summary.patch), ("branch", summary.branch),
+                         ("pushed", summary.pushed), ("pr", summary.pr_url or summary.pr_markdown)):
         if value:
             console.print(f"  {label}: {escape(value)}")
 

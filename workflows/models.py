@@ -272,8 +272,14 @@ class RunSummary(BaseModel):
     final: Totals | None = None
     report_markdown: str | None = None
     report_json: str | None = None
+    report_html: str | None = None  # the self-contained HTML report
+    junit_before: str | None = None  # the suite before and after, as JUnit XML (for CI systems)
+    junit_after: str | None = None
     patch: str | None = None
     branch: str | None = None
+    pushed: str | None = None  # where the branch was pushed (--push REMOTE)
+    pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
+    pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
@@ -382,6 +388,7 @@ class FinalizeInput(BaseModel):
     workspace: Workspace
     summary: RunSummary
     final: SuiteRun  # the last full run: the tests still failing are read from it
+    initial: SuiteRun | None = None  # the first full run (the "before" of the JUnit export)
 
 
 class RecordInput(BaseModel):
