@@ -15,6 +15,7 @@ from temporalio import activity
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.testing import load_statuses
+from greenloop.domain.errors import GreenloopError
 from greenloop.parsers.models import Status, Totals
 from greenloop.workflows.models import (
     FinalizeInput,
@@ -35,6 +36,7 @@ from greenloop.workspace import worktree as wt
 from greenloop.workspace.backups import slug
 from greenloop.workspace.events import log_event
 from greenloop.workspace.junit_export import write_junit
+from greenloop.workspace.publish import open_pull_request, push_branch
 from greenloop.workspace.report import render_markdown
 from greenloop.workspace.report_html import render_html
 from greenloop.workspace.summary_file import summary_document
@@ -108,7 +110,16 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     summary.report_json = str(run_dir / "summary.json")
     await asyncio.to_thread(write_exports, summary, inp.initial, inp.final, run_dir)
     summary.report_html = str(run_dir / "report.html")
-    (run_dir / "report.md").write_text(render_markdown(summary, results))
+    if inp.push and ws.branch:
+        await asyncio.to_thread(publish_branch, summary, path, inp.push, ws.branch)
+    markdown = render_markdown(summary, results)
+    (run_dir / "report.md").write_text(markdown)
+    if inp.pull_request and ws.branch:
+        pr = await asyncio.to_thread(open_pull_request, path, run_dir, ws.branch, markdown, len(fixed), ws.repo,
+                                     summary.pushed)
+        summary.pr_markdown, summary.pr_url = pr.markdown, pr.url
+        if pr.instead:
+            summary.notes.append(f"pull request not opened: {pr.instead}")
     events = read_events(run_dir)
     (run_dir / "report.html").write_text(render_html(summary, results, timelines(events), validations(events)))
     (run_dir / "summary.json").write_text(summary_document(summary, results).model_dump_json(indent=2))
@@ -123,6 +134,17 @@ def write_exports(summary: RunSummary, initial: SuiteRun | None, final: SuiteRun
         summary.junit_before = str(write_junit(initial.report_path, "before", run_dir / "junit-before.xml"))
     if summary.baseline_read and Path(final.report_path).is_file():  # else no suite ran after the first
         summary.junit_after = str(write_junit(final.report_path, "after", run_dir / "junit.xml"))
+
+
+def publish_branch(summary: RunSummary, workspace: Path, remote: str, branch: str) -> None:
+    """Push the run's branch (when it holds fixes); a failed push is a note, the run's result stands."""
+    if not summary.fixed:
+        summary.notes.append(f"nothing was fixed: branch {branch} not pushed to {remote}")
+        return
+    try:
+        summary.pushed = f"{push_branch(workspace, remote, branch)} {branch}"
+    except GreenloopError as exc:
+        summary.notes.append(f"branch not pushed: {exc.message}")
 
 
 # --- worktrees: one copy of the workspace per test in flight (concurrency > 1) ----------

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
@@ -24,7 +23,8 @@ from temporalio.service import RPCError
 
 from greenloop.cli import watch
 from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.cli.output import console, err_console, fail, finish, invalid_options
+from greenloop.cli.output import console, err_console, fail, finish
+from greenloop.cli.run_options import request_from, with_run_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.select import selected
 from greenloop.server import dev
@@ -35,9 +35,7 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
-    LLMSettings,
     RunSummary,
-    SandboxSettings,
 )
 from greenloop.workflows.outcome import headline
 
@@ -49,25 +47,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 def new_run_id(repo: str) -> str:
     name = Path(repo.rstrip("/")).name.removesuffix(".git") or "repo"
     return f"greenloop-{name}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
-
-
-def build_request(repo: str, **opts) -> FixRequest:
-    """A validated ``FixRequest`` from CLI options (shared by run and schedule)."""
-    if "://" not in repo and "@" not in repo:
-        path = Path(repo).expanduser()
-        if not path.is_dir():
-            raise GreenloopError(f"repository {repo} does not exist or is not a directory",
-                                 kind=ErrorKind.VALIDATION_ERROR, repo=repo)
-        repo = str(path.resolve())
-    try:
-        llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
-                          allow_production_edits=not opts.pop("tests_only"),
-                          analysis_only=opts.pop("analysis_only"))
-        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
-                                  network=opts.pop("network"))
-        return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
-    except ValidationError as exc:
-        raise invalid_options(exc) from None
 
 
 async def _client(address: str | None, namespace: str | None) -> tuple[Client, bool]:
@@ -174,50 +153,26 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     return summary
 
 
+@with_run_options
 def run_command(
     repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
-    ref: Annotated[str | None, typer.Option(help="Git ref to check out.")] = None,
-    test_command: Annotated[str | None, typer.Option(help="Test command (default: detected).")] = None,
-    build_command: Annotated[str | None, typer.Option(help="Build command (default: detected).")] = None,
-    framework: Annotated[str | None, typer.Option(help="Test framework (default: detected).")] = None,
-    language: Annotated[str | None, typer.Option(help="Language (default: detected).")] = None,
-    select: Annotated[list[str], typer.Option("--select", help="Only tests matching this glob/substring.")] = [],  # noqa: B006
-    exclude: Annotated[list[str], typer.Option("--exclude", help="Skip tests matching this glob.")] = [],  # noqa: B006
-    max_attempts: Annotated[int, typer.Option(help="Fix attempts per test before escalating.")] = 3,
-    run_budget: Annotated[int, typer.Option("--run-budget", help="Whole-run time budget, seconds.")] = 3600,
-    per_test_budget: Annotated[int, typer.Option("--per-test-budget", help="Per-test time budget, seconds.")] = 3600,
-    concurrency: Annotated[int, typer.Option(help="Tests fixed at once.")] = 1,
-    escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits for a person.")] = 86400,
-    escalation_default: Annotated[AnswerChoice, typer.Option(help="Answer when the deadline passes.")] = AnswerChoice.SKIP,
-    model: Annotated[str, typer.Option(help="Claude model.")] = LLMSettings().model,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="LLM cost ceiling for the run.")] = None,
-    tests_only: Annotated[bool, typer.Option("--tests-only", help="Never edit production code.")] = False,
-    analysis_only: Annotated[bool, typer.Option("--analysis-only", help="Analyse, do not fix (no API key needed).")] = False,
     scripted: Annotated[Path | None, typer.Option(help="Scripted LLM scenario (YAML) instead of Claude.")] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, docker, bwrap or local.")] = "auto",
-    network: Annotated[bool, typer.Option("--network", help="Allow network inside the sandbox.")] = False,
-    timeout: Annotated[int, typer.Option(help="Time limit of one test run, seconds.")] = 600,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the run to its end.")] = True,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
     as_json: JsonOpt = False,
+    options: dict | None = None,
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
-        request = build_request(
-            repo, ref=ref, test_command=test_command, build_command=build_command, framework=framework,
-            language=language, select=select, exclude=exclude, max_attempts=max_attempts, run_budget_s=run_budget,
-            per_test_budget_s=per_test_budget, concurrency=concurrency, escalation_deadline_s=escalation_deadline,
-            escalation_default=escalation_default, model=model, budget_usd=budget_usd, tests_only=tests_only,
-            analysis_only=analysis_only, sandbox=sandbox, network=network, timeout=timeout,
-        )
+        request = request_from(repo, options or {})
         if "://" not in repo and "@" not in repo and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo,
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
-        if scripted is None and not analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+        if scripted is None and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"

@@ -113,6 +113,8 @@ class FixRequest(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
+    push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
+    pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
     # Where a long run is when it continues as new; set by the workflow, never by users.
     # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
     resume: SuiteProgress | None = None
@@ -389,6 +391,8 @@ class FinalizeInput(BaseModel):
     summary: RunSummary
     final: SuiteRun  # the last full run: the tests still failing are read from it
     initial: SuiteRun | None = None  # the first full run (the "before" of the JUnit export)
+    push: str | None = None  # FixRequest.push
+    pull_request: bool = False  # FixRequest.pull_request
 
 
 class RecordInput(BaseModel):
