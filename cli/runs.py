@@ -73,6 +73,8 @@ def _print_summary(summary: RunSummary) -> None:
                          ("pushed", summary.pushed), ("pr", summary.pr_url or summary.pr_markdown)):
         if value:
             console.print(f"  {label}: {escape(value)}")
+    for note in summary.notes:
+        console.print(f"  note: {escape(note)}")
 
 
 # What to do about a run that could not read its suite.
