@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from greenloop.cli import analyze, corpus, parse, runs, schedule, schema, server, test
+from greenloop.cli import analyze, corpus, parse, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -14,6 +14,8 @@ app = typer.Typer(
 )
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
+app.command("watch")(runs.watch_command)
+app.command("runs")(recent.runs_command)
 app.command("answer")(runs.answer_command)
 app.command("rollback")(runs.rollback_command)
 app.command("abort")(runs.abort_command)

@@ -21,7 +21,7 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from greenloop.cli import watch
+from greenloop.cli import live, watch
 from greenloop.cli.exit_codes import ExitCode, for_summary
 from greenloop.cli.output import console, err_console, fail, finish
 from greenloop.cli.run_options import request_from, with_run_options
@@ -104,54 +104,28 @@ def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
 
 
 async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
-    """Print state changes until the run ends; its summary."""
+    """Show the run's progress until it ends (a live table on a terminal, else a line per
+    state change; nothing with --json); its summary."""
     handle = client.get_workflow_handle(run_id, result_type=RunSummary)
-    seen: dict[str, str] = {}
-    phase = ""
-
-    def show(test_id: str, state: str, live: bool = True) -> None:
-        if seen.get(test_id) != state:
-            seen[test_id] = state
-            if not as_json:
-                console.print(f"  {escape(test_id)}: [bold]{state}[/]")
-                if live and state == FixState.ESCALATED.value:
-                    console.print(f"    answer with: {escape(_answer_hint(run_id, test_id))}")
-
     said: set[str] = set()
     next_look = time.monotonic() + STALL_CHECK_S
-
-    result_task = asyncio.ensure_future(handle.result())
-    while not result_task.done():
-        if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
-            next_look = time.monotonic() + STALL_CHECK_S
-            for line in await watch.stalls(client, handle, TASK_QUEUE):
-                if line not in said:
-                    said.add(line)
-                    err_console.print(f"[yellow]waiting:[/] {escape(line)}")
+    with live.Board(console, run_id, lambda test_id: _answer_hint(run_id, test_id), quiet=as_json) as board:
+        tracker = live.Tracker(client, handle, board)
+        result_task = asyncio.ensure_future(handle.result())
+        while not result_task.done():
+            if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
+                next_look = time.monotonic() + STALL_CHECK_S
+                for line in await watch.stalls(client, handle, TASK_QUEUE):
+                    if line not in said:
+                        said.add(line)
+                        err_console.print(f"[yellow]waiting:[/] {escape(line)}")
+            await tracker.look()
+            await asyncio.wait({result_task}, timeout=1.5)
         try:
-            now_phase = await handle.query("phase", result_type=str)
-            views = await handle.query("status", result_type=list[FixStatusView])
-        except RPCError:
-            now_phase, views = phase, []
-        if not as_json and now_phase != phase:
-            console.print(f"[dim]{now_phase}[/]")
-            phase = now_phase
-        for v in views:
-            state = v.state.value
-            if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
-                try:
-                    child = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
-                    state = child.state.value
-                except RPCError:
-                    pass
-            show(v.test_id, state)
-        await asyncio.wait({result_task}, timeout=1.5)
-    try:
-        summary = result_task.result()
-    except WorkflowFailureError as exc:
-        raise run_failed(run_id, exc) from None
-    for v in summary.tests:  # states reached since the last look (no longer answerable)
-        show(v.test_id, v.state.value, live=False)
+            summary = result_task.result()
+        except WorkflowFailureError as exc:
+            raise run_failed(run_id, exc) from None
+        tracker.finished(summary)  # states reached since the last look (no longer answerable)
     return summary
 
 
@@ -301,6 +275,27 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
                           v.last_verdict.value if v.last_verdict else "", escape(v.history[-1]) if v.history else "")
         console.print(table)
         return 0
+
+    finish(go())
+
+
+def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
+                  address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Follow a run to its end (a live table on a terminal), then its outcome, like `greenloop run`."""
+
+    async def go() -> int:
+        client, _ = await _client(address, namespace)
+        try:
+            await client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion="`greenloop runs` lists recent runs") from None
+        summary = await _follow(client, run_id, as_json)
+        if as_json:
+            print(summary.model_dump_json(indent=2))
+        else:
+            _print_summary(summary)
+        return int(for_summary(summary))
 
     finish(go())
 

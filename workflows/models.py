@@ -252,6 +252,7 @@ class FixStatusView(BaseModel):
     last_verdict: Verdict | None = None
     history: list[str] = Field(default_factory=list)
     workflow_id: str | None = None
+    usage: Usage | None = None  # what the test's LLM calls cost so far (its own workflow's view)
 
 
 class RunSummary(BaseModel):
