@@ -12,6 +12,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.testing import load_statuses
@@ -78,6 +79,7 @@ async def record_result(inp: RecordInput) -> None:
     folder = _results_dir(inp.workspace)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{slug(inp.result.test_id)}.json").write_text(inp.result.model_dump_json(indent=1))
+    telemetry.record_test_result(inp.result.state.value, len(inp.result.attempts))
 
 
 def load_results(ws: Workspace) -> list[FixOneTestResult]:
