@@ -5,10 +5,14 @@ XML, read back with junitparser), summary.json (its versioned schema)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from junitparser import Error, Failure, JUnitXml, Skipped
 
@@ -65,6 +69,30 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert doc.schema_version == SCHEMA_VERSION and doc.fixed == [TARGET]
     assert [a.verdict.value for a in doc.results[0].attempts] == ["FAIL", "PASS"]
     assert doc.report_html == summary.report_html and doc.junit_before == summary.junit_before
+
+    # What a reader sees: the page rendered offline by headless Chromium, kept as the test's artifact.
+    shot = screenshot(Path(summary.report_html), artifacts_dir(tmp_path) / "report-html.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def artifacts_dir(tmp_path: Path) -> Path:
+    """Where a test keeps what people look at (CI uploads $GREENLOOP_TEST_ARTIFACTS)."""
+    folder = Path(os.environ.get("GREENLOOP_TEST_ARTIFACTS") or tmp_path / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def screenshot(page: Path, dest: Path) -> Path:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing (apt-get install chromium)")
+        pytest.skip("chromium is not installed: the page is not rendered")
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--window-size=1200,1700", f"--screenshot={dest}", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and dest.is_file(), done.stderr[-2000:]
+    return dest
 
 
 def test_schema_command_prints_the_summary_schema():
