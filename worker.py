@@ -49,7 +49,8 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
     runtime = telemetry.metrics_runtime(metrics_port) if metrics_port else None
     client = await connect(address, namespace, runtime=runtime)
     worker = build_worker(client, task_queue)
-    escalations = asyncio.ensure_future(telemetry.report_escalations(client, runtime.metric_meter)) if runtime else None
+    escalations = asyncio.ensure_future(telemetry.report_escalations(
+        client, runtime.metric_meter, float(os.environ.get("GREENLOOP_ESCALATIONS_POLL_S", "10")))) if runtime else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -21,14 +21,16 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
-from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import RunSummary
+from greenloop.telemetry import ESCALATED_QUERY
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import Answer, AnswerChoice, FixState, RunSummary
 from tests.conftest import REPO
-from tests.workflows.conftest import DEMO, fix_request
+from tests.workflows.conftest import DEMO, fix_request, wait_for_view
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
 FAILING = {"tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
            "tests/test_money.py::test_format_whole_euros"}
+TARGET = "tests/test_cart.py::test_discount"
 SAMPLE = re.compile(r"^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)$")
 
 
@@ -88,24 +90,31 @@ def scrape(port: int) -> dict[str, float]:
     return dict(samples)
 
 
+async def start_worker(address: str, queue: str, port: int, env: dict[str, str]) -> subprocess.Popen:
+    """`greenloop worker --metrics-port`, once its endpoint answers."""
+    worker = subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker", "--address", address,
+                               "--task-queue", queue, "--metrics-port", str(port)], cwd=REPO, env={**os.environ, **env},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(150):
+        try:
+            scrape(port)
+            return worker
+        except OSError:
+            await asyncio.sleep(0.2)
+    worker.kill()
+    raise AssertionError(f"the metrics endpoint never answered: {worker.communicate()[0][-2000:]}")
+
+
 async def test_worker_metrics_move_during_a_run_and_spans_reach_otlp(temporal_env, demo_repo, tmp_path):
     receiver = OTLPReceiver()
     llm = ScriptedLLMServer(Scenario.load(SCENARIO)).start()
     port, queue = free_port(), f"tel-{uuid.uuid4().hex[:6]}"
     address = temporal_env.client.service_client.config.target_host
-    env = {**os.environ, "ANTHROPIC_BASE_URL": llm.base_url, "ANTHROPIC_API_KEY": "scripted-test-key",
+    env = {"ANTHROPIC_BASE_URL": llm.base_url, "ANTHROPIC_API_KEY": "scripted-test-key",
            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "200",
            "OTEL_SERVICE_NAME": "greenloop-test-worker", "GREENLOOP_HOME": str(tmp_path / "home")}
-    worker = subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker", "--address", address,
-                               "--task-queue", queue, "--metrics-port", str(port)], cwd=REPO, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    worker = await start_worker(address, queue, port, env)
     try:
-        for _ in range(100):
-            try:
-                scrape(port)
-                break
-            except OSError:
-                await asyncio.sleep(0.2)
         handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, fix_request(demo_repo, tmp_path),
                                                           id=f"tel-{uuid.uuid4().hex[:6]}", task_queue=queue,
                                                           result_type=RunSummary)
@@ -158,3 +167,39 @@ async def test_worker_metrics_move_during_a_run_and_spans_reach_otlp(temporal_en
     resource = receiver.requests[0].resource_spans[0].resource
     assert any(a.key == "service.name" and a.value.string_value == "greenloop-test-worker"
                for a in resource.attributes)
+
+
+async def test_escalations_waiting_counts_a_test_until_a_person_answers(temporal_env, demo_repo, tmp_path):
+    llm = ScriptedLLMServer(Scenario.load(DEMO.parent / "scenarios" / "unfixable.yaml")).start()
+    port, queue = free_port(), f"esc-{uuid.uuid4().hex[:6]}"
+    address = temporal_env.client.service_client.config.target_host
+    client = temporal_env.client
+    before = (await client.count_workflows(ESCALATED_QUERY)).count  # other tests' runs may wait too
+    worker = await start_worker(address, queue, port, {
+        "ANTHROPIC_BASE_URL": llm.base_url, "ANTHROPIC_API_KEY": "scripted-test-key",
+        "GREENLOOP_HOME": str(tmp_path / "home"), "GREENLOOP_ESCALATIONS_POLL_S": "0.3"})
+
+    async def waiting_becomes(n: int) -> None:
+        for _ in range(200):
+            if scrape(port).get("greenloop_escalations_waiting") == n:
+                return
+            await asyncio.sleep(0.3)
+        raise AssertionError(f"greenloop_escalations_waiting never became {n}: {scrape(port)}")
+
+    try:
+        await waiting_becomes(before)
+        request = fix_request(demo_repo, tmp_path, select=[TARGET], max_attempts=1)
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"esc-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue, result_type=RunSummary)
+        await wait_for_view(client, child_id(handle.id, TARGET), lambda v: v.state == FixState.ESCALATED,
+                            "ESCALATED")
+        await waiting_becomes(before + 1)
+        await client.get_workflow_handle(child_id(handle.id, TARGET)).execute_update(
+            "answer", Answer(choice=AnswerChoice.SKIP, by="tester"), result_type=str)
+        await waiting_becomes(before)
+        assert (await handle.result()).skipped == [TARGET]
+        assert scrape(port)['greenloop_tests_finished_total{state="SKIPPED"}'] == 1
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+        llm.stop()
