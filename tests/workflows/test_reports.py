@@ -103,6 +103,7 @@ def test_schema_command_prints_the_summary_schema():
     assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
     assert {"run_id", "state", "fixed", "still_failing", "usage", "results", "report_html"} <= set(schema["properties"])
     assert "AttemptRecord" in schema["$defs"]
+    assert all(p.get("description") for p in schema["properties"].values())  # every field says what it is
 
 
 def test_diff_highlighting_escapes_and_marks_lines():
