@@ -16,6 +16,7 @@ import pytest
 
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from greenloop.workflows.outcome import details
 from greenloop.workspace.report_html import highlight_diff
 from greenloop.workspace.summary_file import SCHEMA_VERSION, SummaryFile
 from tests.conftest import REPO
@@ -51,6 +52,8 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     # The validation's output excerpt: pytest's own words about the test run alone.
     assert "1 passed" in section and "1 failed" in section
     assert f"${summary.usage.cost_usd:.4f}" in page and f"{summary.usage.input_tokens} input" in page
+    # The run's last details in the Web UI name the page.
+    assert f"report: [{summary.report_html}](file://{summary.report_html})" in details(summary)
 
     # junit-before.xml / junit.xml: valid JUnit XML, the suite before (failing) and after (green).
     before, after = JUnitXml.fromfile(summary.junit_before), JUnitXml.fromfile(summary.junit_after)
