@@ -151,6 +151,10 @@ async def test_worker_metrics_move_during_a_run_and_spans_reach_otlp(temporal_en
     assert "greenloop_escalations_waiting" in final
     assert any(k.startswith("temporal_") for k in final)  # the SDK's own metrics on the same endpoint
     assert final.get("temporal_workflow_completed_total", 0) >= 1
+    # The Grafana dashboard asks only for Greenloop metrics the worker serves.
+    dashboard = (REPO / "deploy" / "grafana-dashboard.json").read_text()
+    wanted = set(re.findall(r"greenloop_\w+", dashboard))
+    assert len(wanted) >= 8 and wanted <= set(final), wanted - set(final)
 
     spans = receiver.spans()
     sandbox_runs = [a for n, a in spans if n == "greenloop.sandbox.run"]
