@@ -72,7 +72,7 @@ async def test_run_on_a_terminal_shows_a_live_table(temporal_env, tmp_path):
         assert cells[:4] == [test_id, "FIXED", "1", "PASS"] and re.fullmatch(r"\dm\d\ds", cells[4]), row
     assert "LLM spend: $0.0350 of $5.00" in last
     # Frames before the last showed the run in progress.
-    assert re.search(r": (fixing|running the suite|preparing the workspace)", text)
+    assert re.search(r": (starting|preparing the workspace|running the suite|fixing)", text)
     assert "tests/test_cart.py::test_discount: FIXED" not in text  # no plain lines on a terminal
     assert "completed: fixed 3" in text and "report: " in text
 
