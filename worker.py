@@ -14,7 +14,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from greenloop import sandbox, telemetry
-from greenloop.activities import analysis, edits, fixing, testing, workspace
+from greenloop.activities import analysis, edits, environment, fixing, testing, workspace
 from greenloop.server.client import TASK_QUEUE, connect
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
@@ -23,7 +23,7 @@ WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow]
 ACTIVITIES = [
     workspace.prepare_workspace, workspace.record_result, workspace.finalize_run,
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
-    testing.plan_tests, testing.run_suite, testing.run_single_test,
+    testing.plan_tests, environment.set_up_environment, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
     fixing.propose_fix,
     edits.apply_edits, edits.rollback_edits,

@@ -17,8 +17,9 @@ from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
+from greenloop.runner import config as project_config
 from greenloop.runner.execute import run_tests
-from greenloop.runner.plan import SuitePlan
+from greenloop.runner.plan import SuitePlan, fill_single_test
 from greenloop.runner.plan import plan_tests as make_plan
 from greenloop.runner.readable import unreadable_reason
 from greenloop.runner.select import single_test_command
@@ -72,10 +73,11 @@ def load_statuses(path: str) -> dict[str, Status]:
 @activity.defn
 @typed_errors
 async def plan_tests(inp: PlanInput) -> SuitePlan:
-    """Language, framework, build and test commands for the workspace."""
-    r = inp.request
+    """Language, framework, build and test commands for the workspace (and its greenloop.toml)."""
+    r = project_config.fill(inp.request, Path(inp.workspace.path))
     plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
                      test_command=r.test_command, build_command=r.build_command)
+    plan.single_test_command = r.single_test_command
     log_event(inp.workspace.run_dir, "plan", **plan.model_dump())
     return plan
 
@@ -136,7 +138,8 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
     out = _out_dir(ws, inp.label)
     plan = inp.plan
     try:
-        command = single_test_command(plan, failure)
+        command = fill_single_test(plan.single_test_command, failure.id, failure.file) \
+            if plan.single_test_command else single_test_command(plan, failure)
     except GreenloopError:
         command = plan.test_command  # no precise selector: the whole suite decides
     with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.test_id,

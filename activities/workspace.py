@@ -65,7 +65,7 @@ async def prepare_workspace(inp: PrepareInput) -> Workspace:
     branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
     log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base)
     return Workspace(path=str(path), run_dir=str(run_dir), repo=inp.request.repo, branch=branch,
-                     base_commit=base, is_git=True)
+                     base_commit=base)
 
 
 def _results_dir(ws: Workspace) -> Path:
@@ -169,8 +169,8 @@ async def create_worktree(inp: WorktreeInput) -> Worktree:
         start = await asyncio.to_thread(wt.create, Path(ws.path), path)
     log_event(ws.run_dir, "worktree_ready", test=inp.test_id, path=str(path), start=start)
     return Worktree(test_id=inp.test_id, start=start,
-                    workspace=Workspace(path=str(path), run_dir=str(folder), repo=ws.repo, base_commit=start,
-                                        is_git=True))
+                    workspace=Workspace(path=str(path), run_dir=str(folder), repo=ws.repo,
+                                        base_commit=start))
 
 
 def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) -> SuiteRun:

@@ -1,4 +1,4 @@
-"""The context a fixer needs for one failure (seed 000's context-aware
+"""The context a fixer needs for one failure (context-aware
 analysis): the failing test's source, the project frames of its stack with
 surrounding lines, the project files the test imports, and recent git
 changes touching them, all bounded in size."""

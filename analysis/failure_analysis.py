@@ -1,4 +1,4 @@
-"""``FailureAnalysis``: the whole-run view (seed 000) — every failure
+"""``FailureAnalysis``: the whole-run view — every failure
 classified, grouped by root cause, with suggestions, affected files and the
 inferred root cause."""
 

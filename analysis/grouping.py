@@ -1,7 +1,7 @@
 """Root-cause grouping: failures that share an error site, a frame in the
 project's own (non-test) code, or the same message once volatile parts are
 masked, are one group, so one fix can serve the group and the suite fixes
-the group's root first (seed 000's "single function causing multiple test
+the group's root first (a "single function causing multiple test
 failures", "cascading failures")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pattern analysis of one failure (seed 000): what kind of failure it is,
+"""Pattern analysis of one failure: what kind of failure it is,
 the evidence line that says so, expected/actual values when the assertion
 shows them, the error site in the project, and a suggestion.
 
@@ -29,7 +29,7 @@ class FailureKind(StrEnum):
     OTHER = "other"
 
 
-# Seed 000's suggestion table, extended to every kind.
+# What to try first, for every kind of failure.
 SUGGESTIONS = {
     FailureKind.ASSERTION: "Compare expected vs actual values: fix the code under test (or a wrong expectation)",
     FailureKind.NULL_REFERENCE: "Add a nil/None check before dereferencing, or make sure the value is set",

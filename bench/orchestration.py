@@ -8,7 +8,7 @@ passes. The scenario answers the analyzer with one rule and the fixer with
 one rule per test (scenarios have no templating): a unique-string
 ``replace_in_file`` of that test's module, then "done". Every test goes
 PENDING → ANALYZING → FIXING → VALIDATING → FIXED on its first attempt, and
-every validation runs the test alone and then the whole suite (seed 003):
+every validation runs the test alone and then the whole suite:
 that full-suite run per test is the product's real cost and is measured as
 it is.
 
@@ -71,15 +71,17 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 
+from greenloop.domain.llm import LLMSettings  # noqa: E402
 from greenloop.llm.scenario import Scenario  # noqa: E402
 from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
-from greenloop.runner.plan import REPORT_DIR, with_reports  # noqa: E402
+from greenloop.runner.plan import with_reports  # noqa: E402
+from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402
 from greenloop.server.history import run_chain  # noqa: E402
 from greenloop.worker import build_worker  # noqa: E402
 from greenloop.workflows import search  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
-from greenloop.workflows.models import FixRequest, LLMSettings, RunSummary, SandboxSettings, SingleRun, SuiteRun  # noqa: E402
+from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteRun  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite"}
 LLM_ACTIVITIES = {"analyze_failure", "propose_fix"}

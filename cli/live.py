@@ -6,7 +6,7 @@ output is not a terminal (a pipe, a CI log), plain lines as states change."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -120,8 +120,9 @@ async def run_request(client: Client, handle: WorkflowHandle) -> FixRequest | No
 class Tracker:
     """Fills a ``Board`` from the run's queries and its children's, on each look."""
 
-    def __init__(self, client: Client, handle: WorkflowHandle, board: Board) -> None:
-        self.client, self.handle, self.board = client, handle, board
+    def __init__(self, client: Client, handle: WorkflowHandle, board: Board,
+                 query_timeout: timedelta | None = None) -> None:
+        self.client, self.handle, self.board, self.timeout = client, handle, board, query_timeout
         self._request_read = False
 
     async def look(self) -> None:
@@ -131,9 +132,9 @@ class Tracker:
             request = await run_request(self.client, self.handle)
             b.budget = request.llm.budget_usd if request else None
         try:
-            phase = await self.handle.query("phase", result_type=str)
-            views = await self.handle.query("status", result_type=list[FixStatusView])
-            summary = await self.handle.query("summary", result_type=RunSummary | None)
+            phase = await self.handle.query("phase", result_type=str, rpc_timeout=self.timeout)
+            views = await self.handle.query("status", result_type=list[FixStatusView], rpc_timeout=self.timeout)
+            summary = await self.handle.query("summary", result_type=RunSummary | None, rpc_timeout=self.timeout)
         except RPCError:
             return
         b.set_phase(phase)
@@ -143,7 +144,8 @@ class Tracker:
                 await self._times(v)
             if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
                 try:
-                    v = await self.client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                    v = await self.client.get_workflow_handle(v.workflow_id).query(
+                        "status", result_type=FixStatusView, rpc_timeout=self.timeout)
                     in_flight = in_flight + (v.usage or Usage())
                 except RPCError:
                     pass  # not started yet: the parent's view stands
@@ -153,7 +155,7 @@ class Tracker:
 
     async def _times(self, view: FixStatusView) -> None:
         try:
-            desc = await self.client.get_workflow_handle(view.workflow_id or "").describe()
+            desc = await self.client.get_workflow_handle(view.workflow_id or "").describe(rpc_timeout=self.timeout)
         except RPCError:
             return
         self.board.started[view.test_id] = desc.start_time

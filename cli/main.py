@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from greenloop.cli import analyze, corpus, parse, recent, runs, schedule, schema, server, test
+from greenloop.cli import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -27,6 +27,8 @@ app.command("test")(test.test_command)
 app.command("parse")(parse.parse_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("corpus")(corpus.corpus_command)
+app.command("init")(project.init_command)
+app.command("doctor")(project.doctor_command)
 
 if __name__ == "__main__":
     app()

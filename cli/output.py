@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 import traceback
@@ -43,6 +44,30 @@ def invalid_options(exc: ValidationError) -> GreenloopError:
         parts.append(f"{name}: {e['msg']} (got {e.get('input')!r})")
     return GreenloopError("invalid option: " + "; ".join(parts), kind=ErrorKind.VALIDATION_ERROR,
                           suggestion="`greenloop run --help` lists every option and its range")
+
+
+class _NoTraceback(logging.Filter):
+    """Keeps the SDK's own errors to one line each (their tracebacks are in the run's history)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+def quiet_worker_logs() -> None:
+    """A worker inside the CLI process: what it retries or records (an activity that failed
+    and is retried, a failed attempt) is in the run's history and the Web UI, not on the
+    user's terminal; what is left of its errors prints without tracebacks.
+    GREENLOOP_DEBUG=1 shows everything."""
+    if os.environ.get("GREENLOOP_DEBUG"):
+        return
+    sdk = logging.getLogger("temporalio")  # its children (activity, workflow, worker) log through it
+    sdk.setLevel(logging.ERROR)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_NoTraceback())
+    handler.setFormatter(logging.Formatter("worker: %(message)s"))
+    sdk.addHandler(handler)
+    sdk.propagate = False
 
 
 def finish(coro: Coroutine[Any, Any, int]) -> None:

@@ -1,6 +1,7 @@
 """The options of a run, defined once: ``greenloop run`` and ``greenloop schedule
 create`` both take every one of them (``@with_run_options``), and both turn
-them into a ``FixRequest`` the same way (``request_from``).
+them into a ``FixRequest`` the same way (``request_options``, then ``cli.runs.build_request``,
+which also reads the repository's configuration file for options not given).
 
 (No ``from __future__ import annotations`` here: Typer reads these
 annotations as objects through the commands' signatures.)"""
@@ -8,15 +9,13 @@ annotations as objects through the commands' signatures.)"""
 import functools
 import inspect
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, get_type_hints
 
 import typer
-from pydantic import ValidationError
 
-from greenloop.cli.output import invalid_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.workflows.models import AnswerChoice, FixRequest, LLMSettings, SandboxSettings
+from greenloop.domain.llm import LLMSettings
+from greenloop.workflows.models import AnswerChoice
 
 
 def _options(
@@ -44,6 +43,10 @@ def _options(
                                              help="Push the greenloop/<run> branch to this remote of the repository "
                                                   "(or URL) when tests were fixed.")] = None,
     pr: Annotated[bool, typer.Option("--pr", help="Write pr.md and open a pull request with gh (needs --push).")] = False,
+    setup_command: Annotated[str | None, typer.Option(help="Extra setup command, run in the project's environment "
+                                                           "with network.")] = None,
+    single_test_command: Annotated[str | None, typer.Option(help="Command that runs one test ({id}, {file}, "
+                                                                 "{name}).")] = None,
 ) -> None:
     """The options every run takes (a template: never called)."""
 
@@ -69,30 +72,17 @@ def with_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def request_from(repo: str, options: dict[str, Any]) -> FixRequest:
-    """A validated ``FixRequest`` for ``repo`` from the run options (typed errors, never pydantic's)."""
-    o = dict(options)
-    if "://" not in repo and "@" not in repo:
-        path = Path(repo).expanduser()
-        if not path.is_dir():
-            raise GreenloopError(f"repository {repo} does not exist or is not a directory",
-                                 kind=ErrorKind.VALIDATION_ERROR, repo=repo)
-        repo = str(path.resolve())
-    if o["pr"] and not o["push"]:
+# Run options whose request field is named differently.
+FIELD = {"run_budget": "run_budget_s", "per_test_budget": "per_test_budget_s",
+         "escalation_deadline": "escalation_deadline_s", "pr": "pull_request"}
+
+
+def request_options(options: dict[str, Any], given: set[str]) -> tuple[dict[str, Any], set[str]]:
+    """The run options as ``build_request`` takes them (request field names), and which
+    of them were ``given`` on the command line, under the same names."""
+    if options.get("pr") and not options.get("push"):
         raise GreenloopError("--pr needs --push REMOTE: a pull request is opened from a pushed branch",
                              kind=ErrorKind.VALIDATION_ERROR,
                              suggestion="add --push origin (or the remote the pull request goes to)")
-    try:
-        llm = LLMSettings(model=o.pop("model"), budget_usd=o.pop("budget_usd"),
-                          allow_production_edits=not o.pop("tests_only"), analysis_only=o.pop("analysis_only"))
-        sandbox = SandboxSettings(backend=o.pop("sandbox"), timeout_s=o.pop("timeout"), network=o.pop("network"))
-        return FixRequest(
-            repo=repo, llm=llm, sandbox=sandbox, ref=o["ref"], test_command=o["test_command"],
-            build_command=o["build_command"], framework=o["framework"], language=o["language"],
-            select=list(o["select"]), exclude=list(o["exclude"]), max_attempts=o["max_attempts"],
-            run_budget_s=o["run_budget"], per_test_budget_s=o["per_test_budget"], concurrency=o["concurrency"],
-            escalation_deadline_s=o["escalation_deadline"], escalation_default=o["escalation_default"],
-            push=o["push"], pull_request=o["pr"],
-        )
-    except ValidationError as exc:
-        raise invalid_options(exc) from None
+    opts = {FIELD.get(k, k): (list(v) if isinstance(v, (list, tuple)) else v) for k, v in options.items()}
+    return opts, {FIELD.get(k, k) for k in given}

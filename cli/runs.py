@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
@@ -23,10 +24,13 @@ from temporalio.service import RPCError
 
 from greenloop.cli import live, watch
 from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.cli.output import console, err_console, fail, finish
-from greenloop.cli.run_options import request_from, with_run_options
+from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from greenloop.cli.run_options import request_options, with_run_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.runner import config as project_config
+from greenloop.domain.llm import LLMSettings
 from greenloop.runner.select import selected
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from greenloop.workflows.models import (
@@ -35,6 +39,7 @@ from greenloop.workflows.models import (
     FixRequest,
     FixState,
     FixStatusView,
+    RunOutcome,
     RunSummary,
 )
 from greenloop.workflows.outcome import headline
@@ -47,6 +52,41 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 def new_run_id(repo: str) -> str:
     name = Path(repo.rstrip("/")).name.removesuffix(".git") or "repo"
     return f"greenloop-{name}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+def given_options(ctx: typer.Context) -> set[str]:
+    """The options of a command that were given on its command line (not defaults)."""
+    sources = {name: ctx.get_parameter_source(name) for name in ctx.params}
+    return {name for name, src in sources.items() if src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")}
+
+
+def build_request(repo: str, given: set[str] | None = None, **opts) -> FixRequest:
+    """A validated ``FixRequest`` from CLI options (shared by run and schedule) and
+    the repository's ``greenloop.toml``/``[tool.greenloop]``, which fills every
+    option not ``given`` on the command line (None: none was)."""
+    config = None
+    if "://" not in repo and "@" not in repo:
+        path = Path(repo).expanduser()
+        if not path.is_dir():
+            raise GreenloopError(f"repository {repo} does not exist or is not a directory",
+                                 kind=ErrorKind.VALIDATION_ERROR, repo=repo)
+        repo = str(path.resolve())
+        config, config_file = project_config.load(path)
+        opts = project_config.merge(config, opts, given or set())
+        opts.update(env=config.env, config_file=str(config_file) if config_file else None)
+    try:
+        llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
+                          allow_production_edits=not opts.pop("tests_only"),
+                          analysis_only=opts.pop("analysis_only"))
+        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
+                                  network=opts.pop("network"))
+        if config is not None:
+            sandbox = sandbox.model_copy(update={k: v for k, v in (
+                ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
+                ("memory_mb", config.sandbox.memory_mb)) if v is not None})
+        return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
+    except ValidationError as exc:
+        raise invalid_options(exc) from None
 
 
 async def _client(address: str | None, namespace: str | None) -> tuple[Client, bool]:
@@ -82,7 +122,8 @@ NEXT_STEPS = {
     "suite_unreadable": "run the test command by hand in the project and check that it finds and reports the tests; "
                         "give --test-command (and --framework) if Greenloop chose the wrong one",
     "suite_timed_out": "raise --timeout (seconds per suite run), or --select fewer tests",
-    "setup_failed": "fix the project's setup (its log tail is above), then run again",
+    "setup_failed": "fix the project's setup (the end of its log is above), or give its setup command in "
+                    "greenloop.toml, then run again",
 }
 
 
@@ -91,14 +132,24 @@ def _answer_hint(run_id: str, test_id: str) -> str:
 
 
 STALL_CHECK_S = 3.0
+QUERY_TIMEOUT = timedelta(seconds=5)  # a run whose worker is gone must not hold the CLI up
 
 
 def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
     """A run that failed (or was cancelled or terminated) as a typed error that says what next."""
-    cause = exc.cause
-    while getattr(cause, "cause", None) is not None:  # the innermost failure says the most
-        cause = cause.cause
+    chain = [exc.cause]
+    while getattr(chain[-1], "cause", None) is not None:
+        chain.append(chain[-1].cause)
+    # The first failure typed with one of Greenloop's kinds says the most, else the innermost.
+    kinds = {k.value for k in ErrorKind}
+    cause = next((c for c in chain if getattr(c, "type", None) in kinds), chain[-1])
     what = getattr(cause, "message", None) or str(cause or exc)
+    if getattr(cause, "type", None) == ErrorKind.SETUP_FAILED.value:  # the suite never ran: the outcome says so
+        context = next((d for d in getattr(cause, "details", ()) if isinstance(d, dict)), {})
+        if tail := str(context.get("log_tail") or "").strip():
+            what += f"\nthe end of its log:\n{tail[-1500:]}"
+        return GreenloopError(f"run {run_id}: {RunOutcome.SETUP_FAILED.value}: {what}", kind=ErrorKind.SETUP_FAILED,
+                              exit=ExitCode.SUITE_NOT_READ, suggestion=NEXT_STEPS[RunOutcome.SETUP_FAILED])
     return GreenloopError(f"run {run_id} failed: {what}", kind=ErrorKind.VALIDATION_ERROR, exit=ExitCode.STOPPED,
                           suggestion=f"its history is in the Web UI; `greenloop status {run_id}` shows each test")
 
@@ -110,16 +161,20 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     said: set[str] = set()
     next_look = time.monotonic() + STALL_CHECK_S
     with live.Board(console, run_id, lambda test_id: _answer_hint(run_id, test_id), quiet=as_json) as board:
-        tracker = live.Tracker(client, handle, board)
+        tracker = live.Tracker(client, handle, board, QUERY_TIMEOUT)
         result_task = asyncio.ensure_future(handle.result())
+        no_worker = False
         while not result_task.done():
             if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
                 next_look = time.monotonic() + STALL_CHECK_S
-                for line in await watch.stalls(client, handle, TASK_QUEUE):
+                stalls = await watch.stalls(client, handle, TASK_QUEUE)
+                no_worker = watch.no_worker(TASK_QUEUE) in stalls
+                for line in stalls:
                     if line not in said:
                         said.add(line)
                         err_console.print(f"[yellow]waiting:[/] {escape(line)}")
-            await tracker.look()
+            if not no_worker:  # else nobody would answer a query
+                await tracker.look()
             await asyncio.wait({result_task}, timeout=1.5)
         try:
             summary = result_task.result()
@@ -131,6 +186,7 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
 
 @with_run_options
 def run_command(
+    ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
     scripted: Annotated[Path | None, typer.Option(help="Scripted LLM scenario (YAML) instead of Claude.")] = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the run to its end.")] = True,
@@ -141,8 +197,10 @@ def run_command(
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
-        request = request_from(repo, options or {})
-        if "://" not in repo and "@" not in repo and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
+        opts, given = request_options(options or {}, given_options(ctx))
+        request = build_request(repo, given, **opts)
+        local = "://" not in repo and "@" not in repo
+        if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo,
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
@@ -182,6 +240,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
             os.environ["ANTHROPIC_BASE_URL"] = server.base_url
             os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
         if in_process and (wait or scripted is not None):
+            quiet_worker_logs()
             await stack.enter_async_context(build_worker(client))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
@@ -221,10 +280,11 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
             summary = await handle.result()
         except WorkflowFailureError as exc:
             raise run_failed(run_id, exc) from None
-        return f"finished: {summary.state}", summary.tests
+        why = summary.reason.strip().splitlines()[0] if summary.reason.strip() else ""
+        return f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.tests
     try:
-        phase = await handle.query("phase", result_type=str)
-        views = await handle.query("status", result_type=list[FixStatusView])
+        phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
+        views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
                              kind=ErrorKind.VALIDATION_ERROR,
@@ -233,7 +293,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
     for v in views:
         if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
             try:
-                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView)
+                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView,
+                                                                          rpc_timeout=QUERY_TIMEOUT)
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
@@ -302,7 +363,7 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 def answer_command(
     run_id: Annotated[str, typer.Argument(help="The run id.")],
-    test: Annotated[str, typer.Argument(help="Test id or unique prefix.")],
+    test: Annotated[str, typer.Argument(help="Test id, a unique prefix, or a glob/substring matching only it.")],
     choice: Annotated[AnswerChoice, typer.Argument(help="retry, skip or abort.")],
     attempts: Annotated[int, typer.Option(help="For retry: how many more attempts.")] = 3,
     note: Annotated[str, typer.Option(help="Why (kept in the report).")] = "",

@@ -29,8 +29,8 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from greenloop.cli.output import console, fail, finish
-from greenloop.cli.run_options import request_from, with_run_options
-from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client
+from greenloop.cli.run_options import request_options, with_run_options
+from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.server.client import TASK_QUEUE
 from greenloop.workflows.models import RunSummary
@@ -52,6 +52,7 @@ def parse_every(text: str) -> timedelta:
 @app.command("create")
 @with_run_options
 def create(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Schedule id.")],
     repo: Annotated[str, typer.Argument(help="Local path (on the worker) or git URL.")],
     cron: Annotated[str | None, typer.Option(help="Cron expression, e.g. '0 2 * * *'.")] = None,
@@ -65,7 +66,8 @@ def create(
             raise GreenloopError("give exactly one of --cron or --every", kind=ErrorKind.VALIDATION_ERROR)
         spec = ScheduleSpec(cron_expressions=[cron]) if cron else ScheduleSpec(
             intervals=[ScheduleIntervalSpec(every=parse_every(every or ""))])
-        request = request_from(repo, options or {})
+        opts, given = request_options(options or {}, given_options(ctx))
+        request = build_request(repo, given, **opts)
     except GreenloopError as exc:
         raise fail(exc) from None
 

@@ -1,4 +1,4 @@
-"""``greenloop test``: seed 004's Phase Testing Agent protocol as a command."""
+"""``greenloop test``: the phase-testing protocol as a command."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from greenloop.cli.output import console, finish
 from greenloop.domain.errors import GreenloopError
 from greenloop.runner.phase_test import execute
 from greenloop.runner.protocol import PhaseTestOutput, error_output, parse_input
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 
 
 def test_command(
@@ -22,7 +22,7 @@ def test_command(
     sandbox: Annotated[str, typer.Option(help="auto, docker, bwrap or local.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the protocol's JSON output.")] = False,
 ) -> None:
-    """Run a project's tests with retries and print seed 004's output schema."""
+    """Run a project's tests with retries and print the protocol's output schema."""
 
     async def go() -> int:
         try:

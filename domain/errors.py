@@ -1,5 +1,5 @@
 """Typed errors with the error kinds of the Phase Testing Agent protocol
-(seed 004). Every layer raises these so the CLI, the workflows and the
+(the phase-testing protocol's kinds). Every layer raises these so the CLI, the workflows and the
 protocol output can say what went wrong and whether retrying can help."""
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ class ErrorKind(StrEnum):
     PERMISSION_ERROR = "permission_error"
     OUT_OF_MEMORY = "out_of_memory"
     USER_ABORT = "user_abort"
+    # The project's environment (its dependencies, its interpreter) could not be built.
+    SETUP_FAILED = "setup_failed"
 
 
-# Kinds that another try cannot fix (seed 004's "Retry" column).
+# Kinds that another try cannot fix.
 NON_RETRYABLE = {
     ErrorKind.BUILD_FAILURE,
     ErrorKind.VALIDATION_ERROR,
@@ -29,6 +31,7 @@ NON_RETRYABLE = {
     ErrorKind.PERMISSION_ERROR,
     ErrorKind.OUT_OF_MEMORY,
     ErrorKind.USER_ABORT,
+    ErrorKind.SETUP_FAILED,
 }
 
 

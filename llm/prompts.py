@@ -1,4 +1,4 @@
-"""Prompts for the analyzer and fixer roles (seed 003's agents).
+"""Prompts for the analyzer and fixer roles.
 
 System prompts are stable (cached); everything about the failure goes in the
 user message: the test, its error, Greenloop's own pattern analysis, the

@@ -1,4 +1,4 @@
-"""Scripted LLM scenarios (seed 002): trigger -> response rules with priorities.
+"""Scripted LLM scenarios: trigger -> response rules with priorities.
 
 A scenario is a YAML file::
 

@@ -4,7 +4,6 @@ recorded in the report so a wrong guess is easy to see and override."""
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
@@ -14,6 +13,7 @@ from pydantic import BaseModel
 
 from greenloop.parsers import registry
 from greenloop.parsers.run_output import RunOutput
+from greenloop.runner import js_project
 
 SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 PACKAGE_RUNNER = re.compile(r"^(?:\w+=\S*\s+)*(?:npm|yarn|pnpm)(?:\s+run)?\s+([\w:.-]+)")
@@ -32,19 +32,19 @@ def _modules():
 
 
 def _package_json(root: Path | None) -> dict:
-    if root is None:
-        return {}
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return js_project.package_json(root) if root is not None else {}
 
 
 def from_command(command: str, project_root: Path | None = None, _depth: int = 0) -> Detection | None:
     """Match the command's shell segments, last segment first (``build && test``)."""
     segments = [s for s in SEGMENT_SPLIT.split(command.strip()) if s]
+    pkg = _package_json(project_root)
     for seg in reversed(segments):
+        if pkg and (runner := js_project.runner_in_segment(seg, js_project.dependencies(pkg))) \
+                and runner[0] in registry.MODULES:
+            # A JavaScript runner, told apart by the project's dependencies
+            # (``node test/index.js`` is tape in a tape project, not node:test).
+            return Detection(framework=runner[0], reason=f"command {seg!r} runs {runner[0]}", confidence="high")
         for name, mod in _modules():
             if any(p.search(seg) for p in getattr(mod, "COMMAND_RE", ())):
                 return Detection(framework=name, reason=f"command {seg!r} runs {name}", confidence="high")
@@ -78,15 +78,9 @@ def from_project(root: Path | None) -> Detection | None:
     def hit(name: str, why: str, conf: Literal["high", "medium", "low"] = "high") -> Detection:
         return Detection(framework=name, reason=f"project has {why}", confidence=conf)
 
-    pkg = _package_json(root)
-    if pkg:
-        deps = {**(pkg.get("devDependencies") or {}), **(pkg.get("dependencies") or {})}
-        for dep, name in (("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha")):
-            if dep in deps:
-                return hit(name, f"{dep} in package.json dependencies")
-        test_script = (pkg.get("scripts") or {}).get("test", "")
-        if isinstance(test_script, str) and "--test" in test_script and "node" in test_script:
-            return hit("node-test", "a package.json test script running node --test")
+    js = js_project.plan_js_tests(root)
+    if js is not None and js.framework in registry.MODULES:
+        return Detection(framework=js.framework, reason=js.reason, confidence="high")
     if (root / "pytest.ini").exists() or (root / "conftest.py").exists():
         return hit("pytest", "pytest.ini/conftest.py")
     if (root / "pyproject.toml").exists() and _has_section(root / "pyproject.toml", r"^\[tool\.pytest"):

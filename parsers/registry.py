@@ -21,6 +21,9 @@ MODULES: dict[str, str] = {
     "jest": "greenloop.parsers.jest",
     "vitest": "greenloop.parsers.vitest",
     "mocha": "greenloop.parsers.mocha",
+    "tape": "greenloop.parsers.tape",
+    "node-tap": "greenloop.parsers.node_tap",
+    "ava": "greenloop.parsers.ava",
     "node-test": "greenloop.parsers.node_test",
     "cargo-test": "greenloop.parsers.cargo",
     "junit-console": "greenloop.parsers.junit_console",
@@ -50,6 +53,8 @@ ALIASES: dict[str, str] = {
     "gtest": "googletest",
     "cmake": "ctest",
     "tap": "generic",
+    "nodetap": "node-tap",
+    "node_tap": "node-tap",
     "xunit": "generic",
 }
 

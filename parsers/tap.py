@@ -52,6 +52,9 @@ YAML_END_RE = re.compile(r"^\s*\.\.\.\s*$")
 # A directive is an unescaped '#' followed by the word SKIP (also "skipped",
 # "skipping") or TODO, any case; other '#' characters belong to the description.
 DIRECTIVE_RE = re.compile(r"(?<!\\)#\s*(skip(?:ped|ping)?|todo)\b:?\s*(.*)$", re.I)
+# node-tap's elapsed time after a subtest's point ("ok 1 - name # time=31.4ms"):
+# not part of the name (tap-parser reads it as the point's ``time``).
+TIME_RE = re.compile(r"\s+(?<!\\)#\s*time=[\d.]+m?s\s*$")
 ESCAPE_RE = re.compile(r"\\([\\#nrtbfv])")
 ESCAPES = {"\\": "\\", "#": "#", "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v"}
 
@@ -123,7 +126,7 @@ class TapPoint:
 
 def parse_description(text: str) -> tuple[str, str | None, str | None]:
     """(description, directive, reason) from the text after ``ok N -``."""
-    text = text.rstrip()
+    text = TIME_RE.sub("", text.rstrip())
     directive = reason = None
     m = DIRECTIVE_RE.search(text)
     if m:
@@ -357,3 +360,59 @@ class TapReader:
     def effective_version(self) -> int | None:
         """The declared version, or 12 when TAP was seen without one."""
         return self.version if self.version is not None else (12 if self.saw_tap else None)
+
+
+# ---------------------------------------------------------------------- what a point says
+
+MESSAGE_KEYS = ("message", "error", "msg", "reason")
+# ``at:`` as tape prints it: ``Test.<anonymous> (/abs/test/a.js:2:56)``, or a bare ``file:line:col``.
+AT_CALL_RE = re.compile(r"\((?P<file>[^()]+?):(?P<line>\d+)(?::\d+)?\)\s*$")
+AT_BARE_RE = re.compile(r"^(?:file://)?(?P<file>[^\s()]+?):(?P<line>\d+)(?::\d+)?$")
+
+
+def point_location(point: TapPoint) -> tuple[str | None, int | None]:
+    """(file, line) from a point's diagnostics: ``at`` as a mapping (node-tap:
+    ``fileName``/``lineNumber``; node:test: ``file``/``line``) or a string
+    (tape: a stack frame), else ``location``."""
+    at = point.diag("at") or point.diag("location")
+    if isinstance(at, dict):
+        file = at.get("fileName") or at.get("file")
+        line = at.get("lineNumber") or at.get("line")
+        return (str(file) if file else None), (line if isinstance(line, int) else None)
+    if isinstance(at, str):
+        text = at.strip()
+        m = AT_CALL_RE.search(text) or AT_BARE_RE.match(text)
+        if m:
+            return m.group("file").removeprefix("file://"), int(m.group("line"))
+    return None, None
+
+
+def point_message(point: TapPoint) -> tuple[str | None, str | None]:
+    """(message, details) of a failing point: a message key of its YAML block,
+    else its description with the expected/actual values the block gives (tape,
+    node-tap), else the lines printed after it (TAP 12 producers)."""
+    if point.diagnostics:
+        message = next((str(point.diag(k)) for k in MESSAGE_KEYS if point.diag(k) not in (None, "")), None)
+        if message is None:
+            message = point.description or None
+            want, got = _raw_value(point, "expected"), _raw_value(point, "actual")
+            if want is not None or got is not None:
+                message = f"{message or 'assertion failed'}: expected {want}, actual {got}"
+            elif isinstance(point.diag("diff"), str):
+                message = f"{message or 'assertion failed'}\n{point.diag('diff')}"
+        return message, point.yaml_text
+    lines = [ln.strip() for ln in point.trailing if ln.strip()]
+    return (point.description or (lines[0] if lines else None)), ("\n".join(point.trailing).strip() or None)
+
+
+def _raw_value(point: TapPoint, key: str) -> str | None:
+    """A diagnostics value as the producer wrote it (``true``, not Python's
+    ``True``; the block's first line for a multi-line value)."""
+    if point.diag(key) is None:
+        return None
+    m = re.search(rf"^\s*{key}:[ \t]*(.*)$", point.yaml_text or "", re.M)
+    raw = m.group(1).strip() if m else ""
+    if raw in ("", "|", "|-", ">", ">-"):
+        value = str(point.diag(key)).strip()
+        return value.splitlines()[0] if value else value
+    return raw

@@ -18,9 +18,11 @@ from pydantic import BaseModel
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.models import TestReport
+from greenloop.projectenv import attach
+from greenloop.projectenv.models import ProjectEnvironment
 from greenloop.runner import crash
 from greenloop.runner.plan import REPORT_DIR, SuitePlan
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, SandboxSettings
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
@@ -35,19 +37,15 @@ class CompletedRun(BaseModel):
     artifacts: str
 
 
-def limits(settings) -> Limits:
-    """The sandbox limits a ``SandboxSettings`` asks for."""
-    return Limits(timeout_s=settings.timeout_s, memory_mb=settings.memory_mb, cpus=settings.cpus,
-                  pids=settings.pids, network=settings.network, tmpfs_mb=settings.tmpfs_mb,
-                  disk_mb=settings.disk_mb)
 
 
-async def _exec(command: str, workspace: Path, out_dir: Path, settings,
-                heartbeat: Callable[[str], None]) -> ExecResult:
+async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
+                heartbeat: Callable[[str], None], environment: ProjectEnvironment | None = None) -> ExecResult:
     from greenloop import sandbox  # the sandbox owns isolation and limits
 
-    return await sandbox.run(command, workspace, None, limits(settings), backend=settings.backend,
-                             out_dir=out_dir, heartbeat=heartbeat)
+    env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
+    return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
+                             out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
 
 
 def _stderr_end(ex: ExecResult, chars: int) -> str:
@@ -80,7 +78,7 @@ def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> T
 
 
 async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, why: str, workspace: Path,
-                         out_dir: Path, settings, heartbeat: Callable[[str], None]) -> TestReport:
+                         out_dir: Path, settings: SandboxSettings, heartbeat: Callable[[str], None]) -> TestReport:
     """A process died inside the run (out of memory, a crash): fail the test it died in,
     keep the other results, run the tests that never ran (see ``runner.crash``)."""
     message = crash.explain(why, test, settings.memory_mb)
@@ -96,7 +94,7 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
         reports = workspace / REPORT_DIR
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        return await _exec(command, workspace, folder, settings, heartbeat)
+        return await _exec(command, workspace, folder, settings, heartbeat, plan.environment)
 
     report = await crash.resume_pytest(test.command, report, why, test, again,
                                        lambda ex: _read(ex, workspace, out_dir, plan.framework), out_dir,
@@ -111,9 +109,11 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
     what no retry can fix (build failure, command not found)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = workspace / REPORT_DIR
+    if plan.environment is not None:
+        attach.link(plan.environment, workspace)  # this workspace or worktree sees the cached environment
     build = None
     if plan.build_command and command is None:
-        build = await _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat)
+        build = await _exec(plan.build_command, workspace, out_dir / "build", settings, heartbeat, plan.environment)
         if build.exit_code != 0:
             kind = ErrorKind.COMMAND_NOT_FOUND if _not_found(build) else ErrorKind.BUILD_FAILURE
             if build.timed_out:
@@ -127,7 +127,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat)
+        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat, plan.environment)
         if not _not_found(test):
             break
     assert test is not None

@@ -1,4 +1,4 @@
-"""Seed 004's Phase Testing Agent as a function: validated input in, the
+"""The phase-testing agent as a function: validated input in, the
 protocol's output out, with the retry loop of its flowchart (test failures
 and timeouts are retried with backoff, a timeout with a longer limit; build
 failures and bad input are not)."""
@@ -13,7 +13,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import SuitePlan, plan_tests
 from greenloop.runner.protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 
 TIMEOUT_GROWTH = 1.5
 

@@ -9,8 +9,8 @@ a container where the workspace is mounted elsewhere.
 
 from __future__ import annotations
 
-import json
 import re
+import shlex
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers import detect as fw_detect
 from greenloop.parsers.registry import canonical
+from greenloop.projectenv.models import ProjectEnvironment
+from greenloop.runner import js_project
 from greenloop.runner.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
@@ -29,7 +31,9 @@ DEFAULT_FRAMEWORK = {
 }
 FRAMEWORK_LANGUAGE = {
     "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
-    "mocha": "javascript", "node-test": "javascript", "cargo-test": "rust", "junit-console": "java",
+    "mocha": "javascript", "node-test": "javascript", "tape": "javascript", "node-tap": "javascript",
+    "ava": "javascript",
+    "cargo-test": "rust", "junit-console": "java",
     "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
 }
 
@@ -46,6 +50,22 @@ class SuitePlan(BaseModel):
     # True when Greenloop chose the command (so it may add reporters and selectors).
     default_command: bool = True
     reason: str = ""
+    # The runner's own invocation when ``test_command`` reaches it through a
+    # package script (``npm test``): single-test runs build on it.
+    runner_command: str | None = None
+    # The project's own environment, once the setup phase built it: every
+    # test run uses it (None: the worker's tools, as found on PATH).
+    environment: ProjectEnvironment | None = None
+    # The repository's own command for one test (greenloop.toml), with {id}, {file} and {name}.
+    single_test_command: str | None = None
+
+
+def fill_single_test(template: str, test_id: str, file: str | None) -> str:
+    """The configured single-test command for one test: {id}, {file} and {name}
+    (the id's last ``::``/space-separated part) filled in, shell-quoted."""
+    name = re.split(r"::| > | ", test_id)[-1]
+    return template.replace("{id}", shlex.quote(test_id)).replace("{file}", shlex.quote(file or "")).replace(
+        "{name}", shlex.quote(name))
 
 
 def _family(language: str) -> str:
@@ -59,14 +79,6 @@ def package_manager(root: Path) -> str:
     if (root / "yarn.lock").exists():
         return "yarn"
     return "npm"
-
-
-def _package_json(root: Path) -> dict:
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def with_reports(framework: str, command: str) -> str:
@@ -86,15 +98,58 @@ def with_reports(framework: str, command: str) -> str:
     return command + extra
 
 
+JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap", "ava")
+
+
+def _node_tap_no_coverage(root: Path) -> str:
+    """node-tap fails a run whose coverage is below 100% (from version 18) or
+    below its check level: coverage is not what Greenloop tests. The flag
+    is spelled per major version (``--disable-coverage`` from 18 on,
+    ``--no-coverage`` before); nothing when the version is unknown."""
+    version = str(js_project.package_json(root / "node_modules" / "tap").get("version") or "")
+    if not version:
+        deps = js_project.package_json(root)
+        version = str({**(deps.get("dependencies") or {}), **(deps.get("devDependencies") or {})}.get("tap", ""))
+    m = re.search(r"(\d+)", version)
+    if not m:
+        return ""
+    return " --disable-coverage" if int(m.group(1)) >= 18 else " --no-coverage"
+
+
 def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
+    """The suite command of a JavaScript project: the runner invocation its
+    package.json scripts make, run directly (``runner/js_project.py``), with
+    Greenloop's reports; ``npm run --ignore-scripts <script>`` (the script
+    without its pre/post hooks) and ``npm test`` as fallbacks."""
     pm = package_manager(root)
+    js = js_project.plan_js_tests(root)
+    script = js.npm_script if js is not None else (
+        "test" if "test" in js_project.scripts(js_project.package_json(root)) else None)
+    fallbacks = [f"{pm} test"]
+    if script and pm == "npm":
+        # npm >= 7: --ignore-scripts skips the pre/post hooks, never the script named.
+        fallbacks.insert(0, f"npm run --ignore-scripts {script}")
+    if js is not None and js.command and (js.framework == framework or framework == "generic"):
+        command = js.command
+        if js.framework == "jest" and "--ci" not in command.split():
+            command += " --ci"
+        elif js.framework == "node-tap" and re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
+            command += " --reporter=tap" + _node_tap_no_coverage(root)
+        elif js.framework == "ava" and "--tap" not in command.split():
+            command += " --tap"
+        return with_reports(framework, command), fallbacks
     direct = {
         "jest": "npx jest --ci",
         "vitest": "npx vitest run",
         "mocha": "npx mocha",
         "node-test": "node --test",
-    }[framework]
-    return with_reports(framework, direct), [f"{pm} test"]
+        "tape": "npx tape 'test/**/*.js'",
+        "node-tap": "npx tap --reporter=tap",
+        "ava": "npx ava --tap",
+    }.get(framework)
+    if direct is None:
+        return fallbacks[0], fallbacks[1:]
+    return with_reports(framework, direct), fallbacks
 
 
 # Files where a project that runs pytest would name it.
@@ -117,7 +172,7 @@ def _unittest_only(root: Path) -> bool:
 def _build_command(root: Path, language: str) -> str | None:
     """Seed 004's build detection: JS/TS build scripts, tsc, CMake configure+build."""
     if language in ("javascript", "typescript"):
-        scripts = _package_json(root).get("scripts") or {}
+        scripts = js_project.scripts(js_project.package_json(root))
         if isinstance(scripts, dict) and "build" in scripts:
             return f"{package_manager(root)} run build"
         if language == "typescript":
@@ -170,6 +225,8 @@ def plan_tests(
     if lang and (fw is None or language or _family(lang.language) == _family(language_name)):
         language_name = lang.language
         reasons.append(f"language {lang.language}: {lang.reason}")
+    if fw is None and _family(language_name) == "javascript" and not test_command:
+        fw = _js_without_parser(root, reasons)
     if fw is None:
         fw = DEFAULT_FRAMEWORK.get(language_name, "generic")
         reasons.append(f"{fw} is the default for {language_name}")
@@ -189,14 +246,34 @@ def plan_tests(
                 "run_build is true but no build command is known; give build_command",
                 kind=ErrorKind.VALIDATION_ERROR,
             )
+    runner = js_project.runner_command(root, command, fw) if fw in JS_FRAMEWORKS and not default else None
     return SuitePlan(
         language=language_name, framework=fw, test_command=command, build_command=build,
-        fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons),
+        fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons), runner_command=runner,
     )
 
 
+def _js_without_parser(root: Path, reasons: list[str]) -> str | None:
+    """``generic`` for a JavaScript project whose runner Greenloop has no
+    parser for (uvu, jasmine) or whose test script names no runner (it
+    is run as the user would, without its pre/post hooks); None when
+    package.json has neither, so the language's default applies."""
+    js = js_project.plan_js_tests(root)
+    if js is not None:
+        reasons.append(js.reason)
+        reasons.append(f"Greenloop has no {js.framework} parser (its reporter names failing tests only): "
+                       "results are read from TAP or JUnit output if it writes any, else from the exit code")
+        return "generic"
+    test = js_project.scripts(js_project.package_json(root)).get("test")
+    if test and "no test specified" not in test:
+        reasons.append(f"package.json's test script `{test}` names no test runner Greenloop knows: "
+                       "it runs as a script, without its pre/post hooks")
+        return "generic"
+    return None
+
+
 def _default_test_command(root: Path, framework: str, language: str) -> tuple[str, list[str]]:
-    if framework in ("jest", "vitest", "mocha", "node-test"):
+    if framework in JS_FRAMEWORKS or (framework == "generic" and _family(language) == "javascript"):
         return _js_command(root, framework)
     if framework == "pytest":
         return with_reports("pytest", "python -m pytest"), ["pytest", "python -m unittest discover -v"]

@@ -1,4 +1,4 @@
-"""Seed 004's Phase Testing Agent protocol: the JSON input and output schemas.
+"""The phase-testing protocol: the JSON input and output schemas of `greenloop test`.
 
 ``PhaseTestInput`` rejects unknown fields (``additionalProperties: false``)
 and out-of-range values with a ``validation_error``; ``PhaseTestOutput`` is
@@ -88,11 +88,11 @@ class PhaseTestOutput(BaseModel):
     test_command: str | None
     build_command: str | None = None
     errors: list[ProtocolError] | None = None
-    # Seed 004: set when a person chose to skip failing tests after escalation.
+    # Set when a person chose to skip failing tests after escalation.
     user_override: bool | None = None
 
     def to_json(self) -> str:
-        # errors and user_override are present only when they apply (seed 004);
+        # errors and user_override are present only when they apply ;
         # test_command and build_command are always present, possibly null.
         absent = {k for k in ("errors", "user_override") if getattr(self, k) is None}
         return self.model_dump_json(indent=2, exclude=absent)

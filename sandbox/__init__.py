@@ -19,17 +19,17 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.sandbox.environment import is_secret, sandbox_env
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, Limits, Mount
 
 BACKENDS = ("docker", "bwrap", "local")
 
-__all__ = ["BACKENDS", "ExecResult", "Limits", "backend_module", "choose_backend", "run", "shutdown"]
+__all__ = ["BACKENDS", "ExecResult", "Limits", "Mount", "backend_module", "choose_backend", "run", "shutdown"]
 
 
 def backend_module(name: str) -> tuple[ModuleType | None, str]:
@@ -74,21 +74,23 @@ def choose_backend(name: str) -> tuple[ModuleType, str, str]:
 
 async def run(command: str, workdir: Path, env: dict[str, str] | None = None, limits: Limits | None = None, *,
               backend: str = "auto", out_dir: Path,
-              heartbeat: Callable[[str], None] = lambda _: None) -> ExecResult:
+              heartbeat: Callable[[str], None] = lambda _: None, mounts: Sequence[Mount] = ()) -> ExecResult:
     """Run ``bash -c command`` in ``workdir`` under ``limits`` on a backend.
 
     ``env`` adds to the sandbox's allow-listed environment
     (``sandbox.environment.sandbox_env``); names that look like secrets are
     dropped, so the worker's credentials never enter. Output streams to
     ``out_dir/stdout.txt`` and ``stderr.txt``; the result keeps a head and a
-    tail of each.
+    tail of each. ``mounts`` shows more host directories at their own paths
+    (read-only unless a mount says writable).
     """
     # Probing may take a moment (a docker engine that does not answer): keep the event loop free.
     module, name, reason = await asyncio.to_thread(choose_backend, backend)
     limits = limits or Limits()
     out_dir.mkdir(parents=True, exist_ok=True)
     dropped = sorted(k for k in (env or {}) if is_secret(k))
-    result = await module.run(command, Path(workdir), sandbox_env("/tmp", env), limits, out_dir, heartbeat)
+    result = await module.run(command, Path(workdir), sandbox_env("/tmp", env), limits, out_dir, heartbeat,
+                              **({"mounts": list(mounts)} if mounts else {}))
     result.backend, result.backend_reason = name, reason
     if dropped:
         result.warnings.append("kept out of the sandbox (named like secrets): " + ", ".join(dropped))

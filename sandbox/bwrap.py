@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from greenloop.sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, Limits, Mount
 from greenloop.sandbox.process import result, run_process
 
 PROBE = ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
@@ -77,8 +77,9 @@ def toolchain_roots(path: str) -> list[str]:
     return seen
 
 
-def argv(command: str, workspace: Path, env: dict[str, str], limits: Limits) -> list[str]:
-    """The bwrap command line for ``bash -c command`` in ``workspace``."""
+def argv(command: str, workspace: Path, env: dict[str, str], limits: Limits,
+         mounts: list[Mount] | None = None) -> list[str]:
+    """The bwrap command line for ``bash -c command`` in ``workspace`` (and ``mounts`` beside it)."""
     size = str(limits.tmpfs_mb * 2**20)
     args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
             "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
@@ -111,6 +112,8 @@ def argv(command: str, workspace: Path, env: dict[str, str], limits: Limits) -> 
     git = workspace / ".git"
     if git.exists():
         args += ["--ro-bind", str(git), str(git)]
+    for m in mounts or []:
+        args += ["--bind" if m.writable else "--ro-bind", m.path, m.path]
     # bwrap's own root is a tmpfs: make it read-only too once every mount point exists.
     args += ["--remount-ro", "/", "--clearenv"]
     for k, v in env.items():
@@ -120,9 +123,9 @@ def argv(command: str, workspace: Path, env: dict[str, str], limits: Limits) -> 
 
 
 async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, out_dir: Path,
-              heartbeat: Callable[[str], None]) -> ExecResult:
+              heartbeat: Callable[[str], None], mounts: list[Mount] | None = None) -> ExecResult:
     """Run ``bash -c command`` in ``workdir`` inside bubblewrap."""
     env = {**env, "HOME": "/tmp", "TMPDIR": "/tmp"}
-    done = await run_process(argv(command, workdir, env, limits), cwd=workdir, env={"PATH": env["PATH"]},
+    done = await run_process(argv(command, workdir, env, limits, mounts), cwd=workdir, env={"PATH": env["PATH"]},
                              out_dir=out_dir, limits=limits, heartbeat=heartbeat, disk_root=workdir)
     return result(command, "bwrap", done, out_dir, limits, [])

@@ -36,7 +36,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.sandbox import images, pool
 from greenloop.sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
 from greenloop.sandbox.environment import is_secret
-from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits
+from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits, Mount
 from greenloop.sandbox.process import Finished, free_bytes, result, strike
 
 HEARTBEAT_S = 5.0
@@ -68,6 +68,7 @@ class Spec(BaseModel):
     tmpfs_mb: int
     disk_mb: int
     network: bool
+    mounts: list[Mount] = []  # more host directories, at their own paths
 
     def key(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
@@ -156,7 +157,7 @@ def _grant(name: str, dir_fd: int | None, gid: int) -> None:
         os.chmod(name, want, dir_fd=dir_fd)
 
 
-def spec_for(workdir: Path, limits: Limits) -> Spec:
+def spec_for(workdir: Path, limits: Limits, mounts: list[Mount] | None = None) -> Spec:
     """The container spec for a run in ``workdir``, its image built if need be."""
     toolchain = images.toolchain(images.toolchain_for(workdir))
     uid, gid = images.sandbox_user(workdir)
@@ -165,7 +166,7 @@ def spec_for(workdir: Path, limits: Limits) -> Spec:
     return Spec(image=image, toolchain=toolchain, workdir=str(workdir), workdir_inode=f"{st.st_dev}:{st.st_ino}",
                 uid=uid, gid=gid,
                 memory_mb=limits.memory_mb, cpus=limits.cpus, pids=limits.pids, tmpfs_mb=limits.tmpfs_mb,
-                disk_mb=limits.disk_mb, network=limits.network)
+                disk_mb=limits.disk_mb, network=limits.network, mounts=mounts or [])
 
 
 def start_container(spec: Spec, role: str = "run") -> pool.Box:
@@ -173,6 +174,8 @@ def start_container(spec: Spec, role: str = "run") -> pool.Box:
     api = _client()
     binds = {m: {"bind": m, "mode": "ro"} for m in spec.toolchain.mounts}
     binds[spec.workdir] = {"bind": spec.workdir, "mode": "rw"}
+    for m in spec.mounts:
+        binds[m.path] = {"bind": m.path, "mode": "rw" if m.writable else "ro"}
     mem = spec.memory_mb * 2**20
     mounts = [docker.types.Mount(f, "/dev/null", type="bind", read_only=True) for f in spec.toolchain.masked]
     # network=True shares the host's network, as bwrap does: a bridge
@@ -307,7 +310,8 @@ class Output:
 
 
 async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, out_dir: Path,
-              heartbeat: Callable[[str], None], *, pooled: bool | None = None) -> ExecResult:
+              heartbeat: Callable[[str], None], *, pooled: bool | None = None,
+              mounts: list[Mount] | None = None) -> ExecResult:
     """Run ``bash -c command`` in ``workdir`` inside a sandbox container;
     output to ``out_dir/stdout.txt`` and ``stderr.txt``. ``pooled``
     overrides the pool setting (``GREENLOOP_DOCKER_POOL``) for this run."""
@@ -320,9 +324,12 @@ async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, 
     started = time.monotonic()
     api = _client()
     try:
-        spec = await asyncio.to_thread(spec_for, workdir, limits)
+        spec = await asyncio.to_thread(spec_for, workdir, limits, mounts)
         if os.geteuid() == 0:
             await asyncio.to_thread(grant_workspace, workdir, spec.gid)
+            for m in spec.mounts:
+                if m.writable:
+                    await asyncio.to_thread(grant_workspace, Path(m.path), spec.gid)
         if use_pool:
             box = await asyncio.to_thread(warm_pool().acquire, spec.key(), lambda: start_container(spec, "pool"))
         else:

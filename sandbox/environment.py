@@ -31,6 +31,17 @@ def is_secret(name: str) -> bool:
     return SECRET_NAME.search(name) is not None
 
 
+def project_path(first: list[str]) -> str:
+    """PATH for a project's own environment: ``first``, then the worker's
+    toolchains without Greenloop's interpreter (its directory, and any
+    virtualenv's ``bin``), so ``python``/``pytest`` resolve to the project's
+    environment, never to Greenloop's. GREENLOOP_SANDBOX_PATH replaces the rest."""
+    own = os.path.dirname(sys.executable)
+    rest = (os.environ.get("GREENLOOP_SANDBOX_PATH") or os.environ.get("PATH", DEFAULT_PATH)).split(":")
+    kept = [p for p in rest if p and p != own and not os.path.isfile(os.path.join(os.path.dirname(p), "pyvenv.cfg"))]
+    return ":".join(dict.fromkeys([*first, *kept]))
+
+
 def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """PATH (the worker's toolchains, its own Python first), a private HOME,
     and fixed settings only, plus ``extra`` less anything named like a

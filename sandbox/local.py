@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from greenloop.sandbox.models import ExecResult, Limits
+from greenloop.sandbox.models import ExecResult, Limits, Mount
 from greenloop.sandbox.process import result, run_process
 
 UNCONTAINED: dict[str, str] = {
@@ -46,8 +46,8 @@ def available() -> tuple[bool, str]:
 
 
 async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, out_dir: Path,
-              heartbeat: Callable[[str], None]) -> ExecResult:
-    """Run ``bash -c command`` in ``workdir`` on the host."""
+              heartbeat: Callable[[str], None], mounts: list[Mount] | None = None) -> ExecResult:
+    """Run ``bash -c command`` in ``workdir`` on the host (where ``mounts`` are already visible)."""
     home, tmp = out_dir / "home", out_dir / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,8 @@ travel in memory.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 MAX_OUTPUT_BYTES = 50 * 1024 * 1024
@@ -19,15 +21,34 @@ class Limits(BaseModel):
     """Resource bounds for one run. Every backend enforces what it claims to."""
 
     timeout_s: float = Field(default=600, gt=0)
-    memory_mb: int = Field(default=2048, ge=16)
+    memory_mb: int = Field(default=4096, ge=16)
     cpus: float = Field(default=2.0, gt=0)
-    pids: int = Field(default=256, ge=8)
+    pids: int = Field(default=512, ge=8)
     output_bytes: int = Field(default=MAX_OUTPUT_BYTES, ge=1024)
     tmpfs_mb: int = Field(default=1024, ge=1)
     network: bool = False  # loopback always works; this opens the outside world
     # How far the workspace's filesystem may fill during the run (also the
     # largest file a command may write); the run is killed past it.
     disk_mb: int = Field(default=10_240, ge=1)
+
+
+class Mount(BaseModel):
+    """A host directory shown inside the sandbox at the same path, beside the
+    workspace: read-only unless ``writable`` (a project environment that a
+    setup builds, then every test run reads)."""
+
+    path: str
+    writable: bool = False
+
+
+class SandboxSettings(Limits):
+    """What a run asks of the sandbox: a backend and the limits of every command it runs."""
+
+    backend: Literal["auto", "docker", "bwrap", "local"] = "auto"
+    # The setup phase (the project's environment) may reach package registries; test runs never do
+    # unless ``network`` says so.
+    setup_network: bool = True
+    setup_timeout_s: int = Field(default=1800, ge=1)
 
 
 class ExecResult(BaseModel):

@@ -277,7 +277,8 @@ class FixOneTestWorkflow:
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:
-            return Verdict.REGRESSION, "the fix breaks the build" + (f": {suite.unreadable}" if suite.unreadable else "")
+            why = f": {suite.unreadable}" if suite.unreadable else ""
+            return Verdict.REGRESSION, f"the fix breaks the build{why}"
         if suite.unreadable and not inp.baseline.unreadable:
             return Verdict.REGRESSION, f"the suite cannot be read after the fix: {suite.unreadable}"
         if suite.regression_count:

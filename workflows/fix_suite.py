@@ -41,6 +41,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import analysis as analysis_acts
     from greenloop.activities import edits as edit_acts
+    from greenloop.activities import environment as environment_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
@@ -55,10 +56,11 @@ with workflow.unsafe.imports_passed_through():
         PlanInput,
         PrepareInput,
         RecordInput,
-        RunOutcome,
         RemoveWorktreeInput,
         RollbackInput,
+        RunOutcome,
         RunSummary,
+        SetupInput,
         SuiteAnalysisInput,
         SuiteInput,
         SuiteProgress,
@@ -68,9 +70,9 @@ with workflow.unsafe.imports_passed_through():
         Worktree,
         WorktreeInput,
     )
+    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
     from greenloop.workflows.outcome import details as outcome_details
     from greenloop.workflows.outcome import suite_outcome
-    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
     from greenloop.workflows.search import upsert_run
 
 DONE_PHASES = ("finalizing", "finished")
@@ -84,12 +86,6 @@ def child_id(run_id: str, test_id: str) -> str:
     return f"{run_id}/test/{slug}"
 
 
-def sequential_note(request: FixRequest, ws: Workspace) -> str | None:
-    """Why a run asked to fix tests in parallel fixes them one at a time, if it does."""
-    if request.concurrency > 1 and not ws.is_git:
-        return (f"concurrency {request.concurrency} needs a git workspace (each test in flight gets a git "
-                "worktree); the tests were fixed one at a time")
-    return None
 
 
 @workflow.defn
@@ -169,7 +165,7 @@ class FixSuiteWorkflow:
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
-        concurrent = request.concurrency > 1 and progress.workspace.is_git
+        concurrent = request.concurrency > 1
         while progress.remaining:
             await self._process_rollbacks()
             if concurrent and not self._abort_requested and progress.remaining[0] not in progress.retrying:
@@ -198,11 +194,17 @@ class FixSuiteWorkflow:
         plan = await workflow.execute_activity(
             testing_acts.plan_tests, PlanInput(workspace=ws, request=request), **QUICK_OPTIONS)
         summary.framework = plan.framework
-        if note := sequential_note(request, ws):
-            summary.notes.append(note)
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
-        self._set_phase("running the suite")
+        self._set_phase("setting up the environment")
+        environment = await workflow.execute_activity(
+            environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
+            **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        plan = plan.model_copy(update={"environment": environment})  # every test run uses it
+        summary.notes.append(f"environment: {environment.reason}")
+
+        self._set_phase(f"running the suite: {plan.test_command} ({plan.framework}: {plan.reason})")
+        summary.notes.append(f"tests ran with `{plan.test_command}` ({plan.framework}): {plan.reason}")
         initial: SuiteRun = await workflow.execute_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             **run_opts)

@@ -6,16 +6,16 @@ Payloads stay small: raw outputs and reports live in the run directory
 
 from __future__ import annotations
 
-from datetime import timedelta
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from greenloop.domain.edits import Edit, EditSet
+from greenloop.domain.edits import EditSet
 from greenloop.domain.llm import LLMSettings, Usage
 from greenloop.parsers.models import Status, Totals
 from greenloop.runner.plan import SuitePlan
+from greenloop.sandbox.models import SandboxSettings
 
 
 class FixState(StrEnum):
@@ -29,9 +29,6 @@ class FixState(StrEnum):
     SKIPPED = "SKIPPED"
     ESCALATED = "ESCALATED"
     ABORTED = "ABORTED"
-
-
-TERMINAL_STATES = {FixState.FIXED, FixState.SKIPPED, FixState.ABORTED}
 
 
 class RunOutcome(StrEnum):
@@ -73,15 +70,6 @@ class Answer(BaseModel):
     note: str = ""
 
 
-class SandboxSettings(BaseModel):
-    backend: Literal["auto", "docker", "bwrap", "local"] = "auto"
-    timeout_s: int = Field(default=600, ge=1)
-    memory_mb: int = Field(default=4096, ge=64)
-    cpus: float = Field(default=2.0, gt=0)
-    pids: int = Field(default=512, ge=16)
-    network: bool = False
-    tmpfs_mb: int = Field(default=1024, ge=1)  # the sandbox's private /tmp
-    disk_mb: int = Field(default=10_240, ge=1)  # how far a run may fill the workspace's filesystem
 
 
 
@@ -97,6 +85,13 @@ class FixRequest(BaseModel):
     build_command: str | None = None
     framework: str | None = None
     language: str | None = None
+    # From the repository's greenloop.toml / [tool.greenloop] (flags override it): the setup
+    # phase's extra command, the command that runs one test ({id}, {file}, {name}), variables
+    # every setup and test run gets, and the file the configuration came from.
+    setup_command: str | None = None
+    single_test_command: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    config_file: str | None = None
     select: list[str] = Field(default_factory=list)   # glob patterns over test ids
     exclude: list[str] = Field(default_factory=list)
     max_attempts: int = Field(default=3, ge=1, le=10)
@@ -128,7 +123,6 @@ class Workspace(BaseModel):
     repo: str
     branch: str | None = None
     base_commit: str | None = None
-    is_git: bool = False
 
 
 
@@ -287,8 +281,6 @@ class RunSummary(BaseModel):
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
 
-def seconds(s: float) -> timedelta:
-    return timedelta(seconds=s)
 
 
 # --- Activity inputs and outputs -------------------------------------------------
@@ -301,6 +293,12 @@ class PrepareInput(BaseModel):
 
 class PlanInput(BaseModel):
     workspace: Workspace
+    request: FixRequest
+
+
+class SetupInput(BaseModel):
+    workspace: Workspace
+    plan: SuitePlan
     request: FixRequest
 
 

@@ -13,10 +13,11 @@ from typing import Any
 from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType
 
-NON_RETRYABLE_KINDS = [
-    "validation_error", "language_detection_failed", "command_not_found", "permission_error",
-    "user_abort", "edit_rejected", "authentication_error", "invalid_request_error",
-]
+from greenloop.domain.errors import NON_RETRYABLE
+
+# Activities raise typed errors already marked non-retryable (activities/errors.py,
+# activities/llm_errors.py); the policy lists the same kinds for errors raised any other way.
+NON_RETRYABLE_KINDS = sorted(kind.value for kind in NON_RETRYABLE)
 
 QUICK_OPTIONS: dict[str, Any] = {
     "start_to_close_timeout": timedelta(minutes=2),

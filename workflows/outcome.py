@@ -20,17 +20,17 @@ def suite_outcome(run: SuiteRun) -> tuple[RunOutcome, str] | None:
 
 
 def headline(summary: RunSummary) -> str:
-    """One line: the outcome and what it means."""
-    line = f"{summary.state.value}: fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, " \
-           f"escalated {len(summary.escalated)}, flaky {len(summary.flaky)}, still failing {len(summary.still_failing)}"
-    return line
+    """One line: the outcome and what became of the tests."""
+    return (f"{summary.state.value}: fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, "
+            f"escalated {len(summary.escalated)}, flaky {len(summary.flaky)}, "
+            f"still failing {len(summary.still_failing)}")
 
 
 def details(summary: RunSummary) -> str:
     """The run's last current details in the Web UI (Markdown)."""
     text = f"**finished: {summary.state.value}**"
     if summary.reason:
-        text += f"\n\n{summary.reason}"
+        text += f"\n\n```text\n{summary.reason.strip()}\n```"
     text += f"\n\n{headline(summary)}"
     if summary.report_html:
         text += f"\n\nreport: [{summary.report_html}](file://{summary.report_html})"

@@ -1,5 +1,4 @@
-"""Apply an attempt's edits with backups, and roll them back exactly (seed
-003's backup manager, made crash-safe).
+"""Apply an attempt's edits with backups, and roll them back exactly, crash-safe.
 
 Each attempt has its own backup folder in the run directory with a manifest
 of what every touched file was before (its bytes, or that it did not exist),
@@ -17,7 +16,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,16 +24,6 @@ from greenloop.domain.edits import Edit
 from greenloop.workspace.policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
 
 
-def crash_point(name: str) -> None:
-    """Crash-safety tests' hook: with GREENLOOP_CRASH_AT=name, the process kills
-    itself here once (a marker file, GREENLOOP_CRASH_MARKER, records that it did),
-    exactly as a worker dying mid-operation would."""
-    if os.environ.get("GREENLOOP_CRASH_AT") != name:
-        return
-    marker = Path(os.environ.get("GREENLOOP_CRASH_MARKER", "/nonexistent/greenloop-crash-marker"))
-    if marker.parent.is_dir() and not marker.exists():
-        marker.write_text(name)
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class BackupEntry(BaseModel):
@@ -130,7 +118,6 @@ class BackupStore:
             else:
                 mode = target.stat().st_mode & 0o7777 if target.is_file() else None
                 atomic_write(target, e.content.encode("utf-8"), mode)
-            crash_point("apply_edits")
         return [e.path for e in edits]
 
     def restore(self, test_id: str, attempt: int) -> list[str]:

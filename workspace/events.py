@@ -1,4 +1,4 @@
-"""The run's JSONL event log in its run directory (seed 003's log): one line
+"""The run's JSONL event log in its run directory: one line
 per thing that happened, for people and tools that read files rather than
 the Temporal history."""
 

@@ -2,7 +2,7 @@
 written: confined to the repository (no absolute paths, no ``..``, no
 symlink escape), never into ``.git/`` or CI configuration, text only, and
 within size caps. Production code may be edited unless the run says tests
-only (seed 003 allows it; it is the default)."""
+only (allowed by default)."""
 
 from __future__ import annotations
 

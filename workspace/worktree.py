@@ -66,14 +66,24 @@ def snapshot(workspace: Path, parent: str, message: str) -> str:
     return git(workspace, "commit-tree", tree, "-p", parent, "-m", message)
 
 
+def _environment_dir(path: Path) -> bool:
+    """A dependency folder (``node_modules``, a virtualenv): never copied into a
+    worktree; the project's environment is linked or mounted there instead
+    (``projectenv.attach``)."""
+    return not path.is_symlink() and (path.name == "node_modules" or (path / "pyvenv.cfg").is_file())
+
+
 def _copy_ignored(workspace: Path, target: Path) -> None:
-    """Copy what git ignores but the tests may need (``node_modules``, virtualenvs, build output)."""
+    """Copy what git ignores but the tests may need (build output, generated files),
+    not the dependency folders (``_environment_dir``)."""
     listing = git(workspace, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z")
     for rel in filter(None, listing.split("\0")):
         rel = rel.rstrip("/")
         if rel == ".greenloop" or rel.startswith(".greenloop/"):
             continue
         src, dst = workspace / rel, target / rel
+        if _environment_dir(src):
+            continue
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir() and not src.is_symlink():
             shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)

@@ -133,7 +133,7 @@ def test_failure_analysis_is_typed_and_names_one_root_cause(tmp_path):
         (FailureKind.NULL_REFERENCE, 1, ["tests/test_tax.py::test_none"]),
     ]
     assert analysis.error_patterns[0].message == "KeyError: 'kiwi'"
-    # seed 000's suggestions, pointing at the error site
+    # the suggestions point at the error site
     assert analysis.suggestions == [
         f"{SUGGESTIONS[FailureKind.KEY_ERROR]} (error site shop/cart.py:5)",
         f"{SUGGESTIONS[FailureKind.NULL_REFERENCE]} (error site tests/test_tax.py:9)",

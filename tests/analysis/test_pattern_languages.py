@@ -1,4 +1,4 @@
-"""Seed 000's error patterns on realistic failure output from pytest, Jest,
+"""Error patterns on realistic failure output from pytest, Jest,
 go test, cargo test and JUnit: each failure gets its kind and the evidence
 line that shows it (the line itself, not the first line of the output)."""
 

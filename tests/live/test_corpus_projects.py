@@ -25,7 +25,7 @@ import pytest
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 from tests.conftest import REPO
 from tests.live.conftest import Case, require, sandbox_backend, tool_for
 

@@ -17,6 +17,7 @@ from temporalio.testing import ActivityEnvironment
 from greenloop.activities.fixing import propose_fix
 from greenloop.activities.llm_errors import provider_errors
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.domain.llm import LLMSettings
 from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client, price_for, usage_of
 from greenloop.llm.scenario import Scenario
@@ -24,7 +25,7 @@ from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.llm.tools import Overlay
 from greenloop.parsers.models import Status, TestReport, TestResult, Totals
 from greenloop.runner.plan import SuitePlan as PlanRef
-from greenloop.workflows.models import AnalysisNote, FixInput, LLMSettings, SuiteRun, Workspace
+from greenloop.workflows.models import AnalysisNote, FixInput, SuiteRun, Workspace
 
 MODEL = "claude-sonnet-4-6"  # $3 / $15 per million tokens
 CART = "def total(items):\n    return sum(items) - 1\n"

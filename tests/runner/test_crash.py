@@ -3,18 +3,21 @@ low memory limit, every other result is kept and the tests after it still run.""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from greenloop.parsers.models import Status, TestReport
 from greenloop.runner.crash import OUT_OF_MEMORY, pytest_running
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.runner.readable import unreadable_reason
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
+from tests.sandbox.conftest import BACKENDS
 
-BACKEND = os.environ.get("GREENLOOP_TEST_SANDBOX", "bwrap")
+# Every isolating backend here (bwrap always; docker when an engine answers): both bound memory with a cgroup.
+ISOLATING = [b for b in BACKENDS if b != "local"]
 HOG = """
 def test_first():
     assert True
@@ -55,16 +58,17 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-async def run(root: Path, out: Path) -> TestReport:
+async def run(root: Path, out: Path, backend: str) -> TestReport:
     plan = plan_tests(root)
-    done = await run_tests(plan, root, out, SandboxSettings(backend=BACKEND, memory_mb=160, timeout_s=120))
+    done = await run_tests(plan, root, out, SandboxSettings(backend=backend, memory_mb=160, timeout_s=120))
     return done.report
 
 
-async def test_a_test_out_of_memory_fails_alone_and_the_rest_still_runs(tmp_path):
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_test_out_of_memory_fails_alone_and_the_rest_still_runs(backend, tmp_path):
     root = write(tmp_path / "p", {"pytest.ini": "[pytest]\ntestpaths = tests\n", "tests/test_a.py": HOG,
                                   "tests/test_b.py": "def test_b():\n    assert True\n"})
-    report = await run(root, tmp_path / "out")
+    report = await run(root, tmp_path / "out", backend)
     got = {t.id: t for t in report.tests}
     assert {k: v.status for k, v in got.items()} == {
         "tests/test_a.py::test_first": Status.PASSED, "tests/test_a.py::test_hog": Status.ERRORED,
@@ -75,10 +79,11 @@ async def test_a_test_out_of_memory_fails_alone_and_the_rest_still_runs(tmp_path
     assert unreadable_reason(report) is None  # the suite was read: one test failed for memory
 
 
-async def test_a_child_process_out_of_memory_fails_its_test_and_keeps_every_result(tmp_path):
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_child_process_out_of_memory_fails_its_test_and_keeps_every_result(backend, tmp_path):
     # The runner survives (only the test's child is killed): nothing is run again, nothing lost.
     root = write(tmp_path / "p", {"pytest.ini": "[pytest]\ntestpaths = tests\n", "tests/test_c.py": CHILD_HOG})
-    report = await run(root, tmp_path / "out")
+    report = await run(root, tmp_path / "out", backend)
     got = {t.id: t for t in report.tests}
     assert got["tests/test_c.py::test_child_ok"].status == Status.PASSED
     child = got["tests/test_c.py::test_child_hog"]

@@ -1,4 +1,4 @@
-"""Seed 004's language detection table, confidence and ambiguity error."""
+"""Language detection: the table, confidence and ambiguity error."""
 
 from __future__ import annotations
 
@@ -64,3 +64,10 @@ def test_explicit_language_aliases(tmp_path):
     with pytest.raises(GreenloopError) as err:
         detect_language(tmp_path, "cobol")
     assert err.value.kind is ErrorKind.VALIDATION_ERROR
+
+
+def test_a_test_runner_dependency_makes_package_json_a_strong_indicator(tmp_path):
+    (tmp_path / "package.json").write_text('{"devDependencies": {"tape": "^5"}}')
+    (tmp_path / "requirements.txt").write_text("requests\n")
+    found = detect_language(tmp_path)
+    assert (found.language, found.confidence) == ("javascript", "high")

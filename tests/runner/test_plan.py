@@ -31,7 +31,9 @@ def test_js_package_manager_from_lockfile(tmp_path, lockfile, pm):
     }))
     assert plan.framework == "vitest"
     assert plan.build_command == f"{pm} run build"
-    assert plan.fallback_commands == [f"{pm} test"]
+    # The script without its pre/post hooks (npm >= 7), then the script as the user types it.
+    assert plan.fallback_commands == ([f"{pm} run --ignore-scripts test"] if pm == "npm" else []) + [f"{pm} test"]
+    assert plan.test_command.startswith("npx vitest run ")
     assert "--outputFile.junit=" in plan.test_command
 
 

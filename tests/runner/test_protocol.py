@@ -1,4 +1,4 @@
-"""Seed 004's input/output schemas."""
+"""The phase-testing protocol's input/output schemas."""
 
 from __future__ import annotations
 

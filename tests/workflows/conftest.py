@@ -15,12 +15,14 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from greenloop.domain.llm import LLMSettings
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.server.history import run_chain
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import FixRequest, FixStatusView, LLMSettings, RunSummary, SandboxSettings
+from greenloop.workflows.models import FixRequest, FixStatusView, RunSummary
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from greenloop.domain.llm import LLMSettings
 from greenloop.llm.client import usage_of
-from greenloop.workflows.models import FixState, LLMSettings, RunSummary
+from greenloop.workflows.models import FixState, RunSummary
 from tests.workflows.conftest import DEMO, drive, fix_request, replays
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"

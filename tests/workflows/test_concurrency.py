@@ -17,8 +17,8 @@ from temporalio.client import Client
 
 from greenloop.domain.errors import GreenloopError
 from greenloop.worker import build_worker
-from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id, sequential_note
-from greenloop.workflows.models import FixState, RunSummary, Workspace
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import FixState, RunSummary
 from greenloop.workflows.models import FixStatusView as StatusView  # (a Test* name pytest would try to collect)
 from greenloop.workspace import worktree
 from greenloop.workspace.backups import slug
@@ -219,12 +219,6 @@ async def test_a_concurrent_run_continues_as_new_and_keeps_what_it_fixed(tempora
     assert_no_worktree_left(request.run_dir)
 
 
-def test_a_workspace_without_git_is_fixed_one_test_at_a_time(tmp_path):
-    ws = Workspace(path=str(tmp_path), run_dir=str(tmp_path), repo=str(tmp_path), is_git=False)
-    assert "fixed one at a time" in sequential_note(fix_request(tmp_path, tmp_path, concurrency=4), ws)
-    assert sequential_note(fix_request(tmp_path, tmp_path), ws) is None
-    git_ws = ws.model_copy(update={"is_git": True})
-    assert sequential_note(fix_request(tmp_path, tmp_path, concurrency=4), git_ws) is None
 
 
 # --- the git side on its own (workspace/worktree.py) ------------------------------------

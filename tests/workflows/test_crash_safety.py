@@ -43,10 +43,35 @@ def scenario(delay_s: float = 0.0) -> dict:
     ]}
 
 
+# A worker process. With KILL_AFTER_WRITING set, it SIGKILLs itself right after it
+# writes that file of the workspace, once (KILLED_MARKER records it): a worker dying
+# half-way through an edit set, at the moment the test chose (the hook lives here,
+# not in the product).
+WORKER = """
+import asyncio, os, signal
+from pathlib import Path
+from greenloop import worker
+from greenloop.workspace import backups
+
+victim = os.environ.get("KILL_AFTER_WRITING")
+if victim:
+    write = backups.atomic_write
+
+    def write_then_die(path, data, mode=None):
+        write(path, data, mode)
+        marker = Path(os.environ["KILLED_MARKER"])
+        if Path(path).resolve() == Path(victim).resolve() and not marker.exists():
+            marker.write_text("killed")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    backups.atomic_write = write_then_die
+asyncio.run(worker.serve(os.environ["WORKER_ADDRESS"], None, os.environ["WORKER_QUEUE"]))
+"""
+
+
 def start_worker(address: str, queue: str, extra_env: dict[str, str]) -> subprocess.Popen:
-    code = f"import asyncio, worker; asyncio.run(worker.serve({address!r}, None, {queue!r}))"
-    env = {**os.environ, **extra_env}
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, start_new_session=True)
+    env = {**os.environ, **extra_env, "WORKER_ADDRESS": address, "WORKER_QUEUE": queue}
+    return subprocess.Popen([sys.executable, "-c", WORKER], cwd="/", env=env, start_new_session=True)
 
 
 def kill(proc: subprocess.Popen) -> None:
@@ -76,16 +101,17 @@ async def test_killed_worker_is_replaced_and_the_run_finishes_exactly(
     address = client.service_client.config.target_host
     queue = f"crash-{uuid.uuid4().hex[:6]}"
     env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
-    if kill_in == "applying edits":
-        env |= {"GREENLOOP_CRASH_AT": "apply_edits", "GREENLOOP_CRASH_MARKER": str(tmp_path / "crashed")}
     request = fix_request(demo_repo, tmp_path, select=[TARGET], heartbeat_timeout_s=5)
+    if kill_in == "applying edits":  # the first file of the edit set, before the second
+        env |= {"KILL_AFTER_WRITING": f"{request.run_dir}/workspace/{FIX['path']}",
+                "KILLED_MARKER": str(tmp_path / "crashed")}
     run_id = f"crash-{uuid.uuid4().hex[:6]}"
     first = start_worker(address, queue, env)
     second = None
     try:
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
         if kill_in == "applying edits":
-            for _ in range(600):  # the worker kills itself after the first file of the edit set
+            for _ in range(600):
                 if first.poll() is not None:
                     break
                 await asyncio.sleep(0.2)

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+import uuid
 from pathlib import Path
 
+from temporalio.api.sdk.v1 import WorkflowMetadata
+
 from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.workflows.fix_suite import child_id
-from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, SandboxSettings, Verdict
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.sandbox.models import SandboxSettings
+from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, Verdict
 from tests.workflows.conftest import BACKEND, drive, fix_request
 
 BUG = "return a - b  # bug: should add"
@@ -41,8 +46,20 @@ def calc_project(root: Path, **extra: str) -> Path:
     })
 
 
+async def drive_and_read_details(env, request) -> tuple:
+    """Drive a run to its end; its summary, handle, and the current details the Web UI shows."""
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(env.client, task_queue=queue):
+        handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"run-{uuid.uuid4().hex[:6]}",
+                                                 task_queue=queue)
+        summary = await handle.result()
+        meta = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    return summary, handle, meta.current_details
+
+
 async def stopped_early(env, repo: Path, tmp_path: Path, **overrides):
-    summary, handle = await drive(env, fix_request(repo, tmp_path, **overrides))
+    summary, handle, details = await drive_and_read_details(env, fix_request(repo, tmp_path, **overrides))
+    assert details.startswith(f"**finished: {summary.state.value}**") and summary.reason.strip() in details
     report = Path(summary.report_markdown or "").read_text()
     assert not summary.baseline_read and summary.attempts == 0 and summary.tests == []
     assert f"outcome: **{summary.state.value}**" in report and "completed" not in report.split("\n")[3]
@@ -154,3 +171,23 @@ async def test_a_default_retry_stops_at_the_run_budget(temporal_env, scripted, t
     assert 2 <= len(result.attempts) <= 60  # retried by default, then stopped
     view = next(v for v in summary.tests if v.test_id == TARGET)
     assert view.state == FixState.ESCALATED
+
+
+async def test_a_test_out_of_memory_leaves_the_rest_of_the_run_intact(temporal_env, scripted, tmp_path):
+    # One test allocates past the sandbox's memory limit: it is errored (out_of_memory), every other
+    # result is kept, and the run fixes the failing test it was asked to fix.
+    hog = "def test_hog():\n    blocks = [bytearray(1 << 20) for _ in range(600)]\n    assert blocks\n"
+    repo = calc_project(tmp_path / "repo", **{"tests/test_hog.py": hog})
+    fix = {"name": "replace_in_file", "input": {"path": "calc/ops.py", "old_text": BUG, "new_text": FIX}}
+    scripted({"name": "fix-add", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\nadd() subtracts."}},
+        {"trigger": {"role": "fixer", "turn": 1}, "response": {"tool_calls": [fix]}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Fixed."}},
+    ]})
+    request = fix_request(repo, tmp_path, select=[TARGET],
+                          sandbox=SandboxSettings(backend=BACKEND, timeout_s=120, memory_mb=160))
+    summary, _ = await drive(temporal_env, request)
+    assert summary.state == RunOutcome.COMPLETED and summary.fixed == [TARGET]
+    assert summary.initial and (summary.initial.passed, summary.initial.failed, summary.initial.errored) == (1, 1, 1)
+    assert summary.still_failing == ["tests/test_hog.py::test_hog"]
+    assert for_summary(summary) == ExitCode.TESTS_LEFT

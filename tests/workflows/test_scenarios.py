@@ -128,7 +128,7 @@ async def test_edit_outside_the_repository_is_refused(temporal_env, demo_repo, s
 
 @pytest.mark.parametrize("policy, state", [("reject", "skipped"), ("escalate", "skipped")])
 async def test_fake_fix_is_rejected(temporal_env, demo_repo, scripted, tmp_path, policy, state):
-    from greenloop.workflows.models import LLMSettings
+    from greenloop.domain.llm import LLMSettings
 
     scripted(SCENARIOS / "fake-fix.yaml")
     summary, handle, ws = await run_scenario(

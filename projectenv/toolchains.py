@@ -1,0 +1,71 @@
+"""The other ecosystems' dependency downloads, where their toolchain exists:
+Rust ``cargo fetch``, Go ``go mod download``, Ruby ``bundle install``, PHP
+``composer install``. (Java's Maven resolves through the project's own
+``.mvn`` settings: its registry is not one a setup can assume.)
+Each keeps what it fetched in the environment's directory and tells test
+runs (offline) where it is."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from greenloop.projectenv.models import Recipe
+
+
+@cache
+def _version(argv: tuple[str, ...]) -> str:
+    if shutil.which(argv[0]) is None:
+        return ""
+    try:
+        out = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
+    except OSError:
+        return ""
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else ""
+
+
+def _cargo_dependencies(root: Path) -> bool:
+    try:
+        data = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return any(data.get(t) for t in ("dependencies", "dev-dependencies", "build-dependencies"))
+
+
+def recipe(root: Path, language: str) -> Recipe | None:
+    """The download for ``language``'s project at ``root``; None when there is
+    nothing to fetch or no toolchain to fetch it with."""
+    if language == "rust" and _cargo_dependencies(root) and _version(("cargo", "--version")):
+        found = [f for f in ("Cargo.toml", "Cargo.lock") if (root / f).is_file()]
+        return Recipe(ecosystem="rust", manifests=found, toolchain=_version(("cargo", "--version")),
+                      script=["cd project && cargo fetch"], stage_tree=True,
+                      env={"CARGO_HOME": "{root}/cargo"}, reason="crates by `cargo fetch`")
+    if language == "go" and (root / "go.mod").is_file() and _version(("go", "version")):
+        found = [f for f in ("go.mod", "go.sum") if (root / f).is_file()]
+        return Recipe(ecosystem="go", manifests=found, toolchain=_version(("go", "version")),
+                      script=["cd project && go mod download"], stage=found,
+                      env={"GOMODCACHE": "{root}/gomod", "GOFLAGS": "-modcacherw"},
+                      reason="modules by `go mod download`")
+    if language == "ruby" and (root / "Gemfile").is_file() and _version(("bundle", "--version")):
+        found = [f for f in ("Gemfile", "Gemfile.lock") if (root / f).is_file()]
+        return Recipe(ecosystem="ruby", manifests=found, toolchain=_version(("bundle", "--version")),
+                      script=["cd project && bundle install"], stage_tree=True,
+                      env={"BUNDLE_PATH": "{root}/bundle"}, reason="gems by `bundle install`")
+    if language == "php" and (root / "composer.json").is_file() and _version(("composer", "--version")):
+        found = [f for f in ("composer.json", "composer.lock") if (root / f).is_file()]
+        return Recipe(ecosystem="php", manifests=found, toolchain=_version(("composer", "--version")),
+                      script=["cd project && composer install --no-interaction --no-scripts"], stage=found[1:],
+                      links={"vendor": "project/vendor"}, reason="packages by `composer install`")
+    return None
+
+
+def test_env(ecosystem: str, root: str) -> dict[str, str]:
+    """What an offline test run needs to find the downloads (and not try the network)."""
+    return {
+        "rust": {"CARGO_HOME": f"{root}/cargo", "CARGO_NET_OFFLINE": "true"},
+        "go": {"GOMODCACHE": f"{root}/gomod", "GOFLAGS": "-mod=mod", "GOPROXY": "off"},
+        "ruby": {"BUNDLE_PATH": f"{root}/bundle"},
+    }.get(ecosystem, {})

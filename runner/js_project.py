@@ -1,0 +1,415 @@
+"""How a JavaScript project runs its tests, read from its ``package.json``.
+
+The ``scripts`` say which runner the project uses and how it calls it; the
+dependencies break ties and name the library a plain ``node test/x.js``
+file runs. A test script is often more than a test run: ``npm run lint &&
+tape test/*.js``, ``pretest``/``posttest`` hooks that lint and audit,
+coverage wrappers (``nyc``, ``c8``), a TAP formatter behind a pipe. None of
+that decides whether a test passes, and lint or an audit fails offline, so
+Greenloop resolves the script (following ``npm run X``, ``run-s`` and the
+hooks) down to the runner invocations and runs those directly, after the
+steps the tests need (a build, ``tsc``: anything that is not a check); a
+script that runs only tests (``tests-only``, ``test:unit``...) is preferred
+and named as the one chosen. What was left out is said in the plan's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from greenloop.runner.shell_words import raw_words, split_segments, unquote
+
+# Runner bins -> framework. ``tap`` is node-tap.
+RUNNER_BINS = {
+    "jest": "jest", "vitest": "vitest", "mocha": "mocha", "_mocha": "mocha", "ava": "ava",
+    "tape": "tape", "tap": "node-tap", "uvu": "uvu", "jasmine": "jasmine",
+}
+# Dependencies that name a runner, most specific first (used when no script says).
+RUNNER_PACKAGES = (
+    ("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha"), ("ava", "ava"), ("tap", "node-tap"),
+    ("tape", "tape"), ("uvu", "uvu"), ("jasmine", "jasmine"),
+)
+# Libraries whose test files are plain node programs (``node test/index.js``).
+NODE_RUN_PACKAGES = (("tape", "tape"), ("tap", "node-tap"), ("uvu", "uvu"))
+# Commands that wrap a runner without changing its results; dropped.
+WRAPPERS = {"nyc", "c8", "cross-env", "npx", "dotenv", "env", "nodemon", "istanbul", "cover", "exec", "--"}
+PACKAGE_MANAGERS = {"npm", "yarn", "pnpm"}
+SCRIPT_RUNNERS = {"run-s", "run-p", "npm-run-all", "npm-run-all2"}
+# Scripts that by name run only tests, preferred over ``test`` in that order.
+TEST_ONLY_SCRIPTS = ("tests-only", "test:only", "test-only", "test:unit", "test-unit", "tests:unit",
+                     "unit", "unit-test", "unit:test", "test:node", "test:js")
+# Subcommands / flags that would keep a runner watching instead of exiting.
+WATCH_FLAGS = {"--watch", "--watchAll", "--watch-all"}
+# Where ``-w`` means watch (jest's ``-w`` is --maxWorkers).
+SHORT_WATCH = {"mocha", "vitest", "ava", "node-tap"}
+VITEST_SUBCOMMANDS = {"run", "watch", "dev", "related", "bench", "list", "typecheck", "init"}
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Commands that check a project without testing it: linters, formatters,
+# type-definition and package checks, dependency audits, coverage uploads.
+CHECK_TOOLS = {
+    "eslint", "standard", "semistandard", "xo", "prettier", "tslint", "stylelint", "jshint", "jscs", "biome",
+    "oxlint", "dprint", "markdownlint", "markdownlint-cli2", "remark", "lint-staged", "commitlint", "eclint",
+    "editorconfig-checker", "aud", "audit-ci", "nsp", "better-npm-audit", "auditjs", "snyk", "retire",
+    "depcheck", "ls-engines", "safe-publish-latest", "publint", "attw", "evalmd", "license-checker",
+    "size-limit", "check-engines", "codecov", "coveralls", "npmignore", "auto-changelog",
+}
+# Commands a shell finds without node_modules/.bin.
+SYSTEM_COMMANDS = {
+    "npm", "npx", "yarn", "pnpm", "node", "nodejs", "echo", "printf", "rm", "mkdir", "cp", "mv", "cd", "cat",
+    "touch", "true", "false", "test", "sh", "bash", "make", "export", "set", "env", "sleep", "ln", "chmod",
+    "git", "python", "python3", "exit", "[",
+}
+CHECK_SCRIPT_NAME = re.compile(r"^(?:lint|audit|format|prettier|eslint|style|fmt|check-coverage|coverage-check)"
+                               r"(?:[:\-_].*)?$|.*[:\-_](?:lint|audit|format)$")
+MAX_DEPTH = 5
+
+
+class RunnerStep(BaseModel):
+    """One runner invocation found in a script."""
+
+    framework: str
+    # The invocation as the shell would run it, from its env assignments and
+    # runner word on (wrappers dropped, quoting kept).
+    command: str
+    script: str
+
+
+class ScriptResolution(BaseModel):
+    """What a script runs: runner invocations and everything else."""
+
+    steps: list[RunnerStep] = Field(default_factory=list)
+    # Commands the tests need first (a build, tsc), in order, as written.
+    prepare: list[str] = Field(default_factory=list)
+    # Checks, hooks and formatters left out, for the reason.
+    left_out: list[str] = Field(default_factory=list)
+
+
+class JsTestCommand(BaseModel):
+    """How to run a JavaScript project's tests."""
+
+    framework: str
+    # The runner invocation(s), ready for a shell (Greenloop adds reporters).
+    command: str
+    # The package.json script the command comes from (None: from dependencies).
+    script: str | None = None
+    # The script the user would type (``npm test``): a fallback.
+    npm_script: str | None = None
+    reason: str
+
+
+def package_json(root: Path) -> dict:
+    """The parsed ``package.json`` of ``root``, ``{}`` when missing or bad."""
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def dependencies(pkg: dict) -> set[str]:
+    out: set[str] = set()
+    for key in ("devDependencies", "dependencies", "peerDependencies", "optionalDependencies"):
+        deps = pkg.get(key)
+        if isinstance(deps, dict):
+            out.update(str(k) for k in deps)
+    return out
+
+
+def scripts(pkg: dict) -> dict[str, str]:
+    s = pkg.get("scripts")
+    return {str(k): v for k, v in s.items() if isinstance(v, str)} if isinstance(s, dict) else {}
+
+
+def _bin(word: str) -> str:
+    return unquote(word).rsplit("/", 1)[-1]
+
+
+# ---------------------------------------------------------------------- runners
+
+
+def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
+    """(framework, index of the runner word) when the segment runs a test
+    runner, possibly behind env assignments and wrappers (nyc, c8, cross-env,
+    npx); None otherwise."""
+    words = raw_words(segment)
+    wrapped = False
+    for i, word in enumerate(words):
+        if ENV_ASSIGNMENT.match(unquote(word)):
+            continue
+        name = _bin(word)
+        if name in RUNNER_BINS:
+            return RUNNER_BINS[name], i
+        if name == "react-scripts" and i + 1 < len(words) and unquote(words[i + 1]) == "test":
+            return "jest", i  # Create React App's jest
+        if name in ("node", "nodejs"):
+            args = [unquote(x) for x in words[i + 1:]]
+            if "--test" in args:
+                return "node-test", i
+            if any(not a.startswith("-") for a in args):
+                for package, framework in NODE_RUN_PACKAGES:
+                    if package in deps:
+                        return framework, i
+            return None
+        following = _bin(words[i + 1]) if i + 1 < len(words) else ""
+        if name in WRAPPERS or (name in PACKAGE_MANAGERS and not wrapped
+                                and (following in ("exec", "x", "dlx", "--") or following in RUNNER_BINS)):
+            wrapped = True  # npx tape, npm exec -- tape, yarn jest, pnpm exec vitest
+        elif not wrapped:
+            return None
+        # else: a wrapper's option or its value (nyc --reporter lcov tape ...)
+    return None
+
+
+def _package_script(words: list[str], known: dict[str, str]) -> list[str] | None:
+    """Script names a package-manager segment runs (``npm run X``, ``npm test``,
+    ``yarn X``, ``run-s a b``), or None when the segment is not one."""
+    if not words:
+        return None
+    first = _bin(words[0])
+    args = [unquote(w) for w in words[1:]]
+    if first in SCRIPT_RUNNERS:
+        return [a for a in args if not a.startswith("-") and a in known]
+    if first not in PACKAGE_MANAGERS:
+        return None
+    args = [a for a in args if not a.startswith("-")]
+    if not args:
+        return []
+    if args[0] in ("run", "run-script", "rum", "urn") and len(args) > 1:
+        return [args[1]]
+    if args[0] in ("test", "t", "tst"):
+        return ["test"]
+    if first in ("yarn", "pnpm") and args[0] in known:
+        return [args[0]]
+    return []
+
+
+def is_checking_step(segment: str) -> bool:
+    """Whether a command only checks the project without testing it: a
+    linter or formatter, a dependency audit, a coverage report or gate.
+    Such steps are left out (they need the network, or judge style, not
+    behaviour); anything else before the runner (``tsc``, a build) stays."""
+    words = [unquote(w) for w in raw_words(segment) if not ENV_ASSIGNMENT.match(unquote(w))]
+    while words and _bin(words[0]) in WRAPPERS - {"nyc", "c8"}:
+        words = words[1:]
+    if not words:
+        return False
+    head = re.sub(r"(?<=.)@.*$", "", _bin(words[0]))  # npx npm@'>=10.2' audit
+    sub = words[1] if len(words) > 1 else ""
+    if head in CHECK_TOOLS:
+        return True
+    if head in PACKAGE_MANAGERS and sub in ("audit", "ls", "outdated", "doctor", "pack", "publish"):
+        return True
+    return head in ("nyc", "c8") and sub in ("report", "check-coverage")
+
+
+def _is_checking_script(known: dict[str, str], name: str, depth: int = 0) -> bool:
+    """Whether a script (by its name, or every step of it, following ``npm
+    run X``) only checks the project."""
+    if name not in known or depth > MAX_DEPTH:
+        return False
+    if CHECK_SCRIPT_NAME.match(name):
+        return True
+    for op, segment in split_segments(known[name]):
+        if op == "|" or is_checking_step(segment):
+            continue
+        sub = _package_script(raw_words(segment), known)
+        if not sub or not all(_is_checking_script(known, s, depth + 1) for s in sub):
+            return False
+    return True
+
+
+def resolve_script(pkg: dict, name: str) -> ScriptResolution:
+    """The runner invocations a script makes, following ``npm run X``,
+    ``run-s`` and ``pre``/``post`` hooks; the steps a test run needs before
+    the runner (a build) are kept in ``prepare``, checks (lint, audit,
+    coverage gates), pipes into formatters and what comes after the runner
+    are listed as left out."""
+    known, deps = scripts(pkg), dependencies(pkg)
+    out = ScriptResolution()
+
+    def keep_or_leave(segment: str, where: str, label: str) -> None:
+        if out.steps:
+            out.left_out.append(f"`{label}` after the runner in {where}")
+        elif label in out.prepare:
+            return
+        else:
+            out.prepare.append(label)
+
+    def visit(script: str, depth: int) -> None:
+        if script not in known or depth > MAX_DEPTH:
+            return
+        pre, post = f"pre{script}", f"post{script}"
+        if pre in known:
+            if _is_checking_script(known, pre):
+                out.left_out.append(f"{pre} ({known[pre]})")
+            else:
+                visit(pre, depth + 1)
+        for op, segment in split_segments(known[script]):
+            if op == "|":
+                out.left_out.append(f"the pipe into `{segment}` in {script}")
+                continue
+            words = raw_words(segment)
+            runner = runner_in_segment(segment, deps)
+            if runner:
+                framework, k = runner
+                env = [w for w in words[:k] if ENV_ASSIGNMENT.match(unquote(w))]
+                dropped = [w for w in words[:k] if w not in env]
+                if dropped:
+                    out.left_out.append(f"the wrapper `{' '.join(dropped)}` in {script}")
+                out.steps.append(RunnerStep(framework=framework, command=" ".join([*env, *words[k:]]),
+                                            script=script))
+                continue
+            sub = _package_script(words, known)
+            if sub:
+                for s in sub:
+                    if s not in known:
+                        out.left_out.append(f"`{segment}` in {script} (no script {s!r})")
+                    elif resolve_script_steps(pkg, s, depth + 1):
+                        visit(s, depth + 1)
+                    elif _is_checking_script(known, s):
+                        out.left_out.append(f"{s} ({known[s]})")
+                    else:
+                        keep_or_leave(segment, script, segment if len(sub) == 1 else f"npm run {s}")
+                continue
+            if is_checking_step(segment):
+                out.left_out.append(f"`{segment}` in {script}")
+            else:
+                keep_or_leave(segment, script, segment)
+        if post in known:
+            out.left_out.append(f"{post} ({known[post]})")
+
+    visit(name, 0)
+    return out
+
+
+def resolve_script_steps(pkg: dict, name: str, depth: int = 0) -> bool:
+    """Whether a script runs a test runner, directly or through others."""
+    known, deps = scripts(pkg), dependencies(pkg)
+    if name not in known or depth > MAX_DEPTH:
+        return False
+    for op, segment in split_segments(known[name]):
+        if op == "|":
+            continue
+        if runner_in_segment(segment, deps):
+            return True
+        sub = _package_script(raw_words(segment), known)
+        if sub and any(resolve_script_steps(pkg, s, depth + 1) for s in sub):
+            return True
+    return False
+
+
+def framework_from_dependencies(pkg: dict) -> str | None:
+    deps = dependencies(pkg)
+    return next((fw for package, fw in RUNNER_PACKAGES if package in deps), None)
+
+
+def direct_command(step: RunnerStep) -> str:
+    """The step as Greenloop runs it: the runner through ``npx`` (local bins
+    are not on a plain shell's PATH), watch modes off."""
+    words = raw_words(step.command)
+    env = [w for w in words if ENV_ASSIGNMENT.match(unquote(w))]
+    watch = WATCH_FLAGS | ({"-w"} if step.framework in SHORT_WATCH else set())
+    rest = [w for w in words[len(env):] if unquote(w) not in watch]
+    if not rest:
+        return step.command
+    head = _bin(rest[0])
+    if head not in ("node", "nodejs"):
+        rest[0] = f"npx {head}"
+    if step.framework == "vitest" and not (len(rest) > 1 and unquote(rest[1]) in VITEST_SUBCOMMANDS):
+        rest.insert(1, "run")
+    if head == "react-scripts" and not any(unquote(w).startswith("--watchAll") for w in rest):
+        rest.insert(2, "--watchAll=false")  # it watches unless CI is set
+    return " ".join([*env, *rest])
+
+
+def runner_command(root: Path, command: str, framework: str) -> str | None:
+    """The ``framework`` runner invocation a command reaches through package
+    scripts (``npm test``, ``npm run test:unit``), with what must run before
+    it, ready for a shell; None when the command calls no script that does."""
+    pkg = package_json(root)
+    known = scripts(pkg)
+    for op, segment in split_segments(command):
+        if op == "|":
+            continue
+        for name in _package_script(raw_words(segment), known) or []:
+            res = resolve_script(pkg, name)
+            steps = [s for s in res.steps if s.framework == framework]
+            if steps:
+                return " && ".join([*(prepare_command(p) for p in res.prepare), direct_command(steps[0])])
+    return None
+
+
+def _names_test_script(pkg: dict, segment: str) -> bool:
+    """Whether a command passes the name of a script that runs tests to some
+    tool (``npm-run-posix-or-windows tests-only``, ``concurrently test:*``)."""
+    return any(resolve_script_steps(pkg, unquote(w)) for w in raw_words(segment)[1:])
+
+
+def prepare_command(segment: str) -> str:
+    """A step kept before the runner, runnable from a plain shell: a
+    project's own tool (``tsc``) goes through ``npx``, as ``npm run`` would
+    find it in ``node_modules/.bin``; system commands stay as they are."""
+    words = raw_words(segment)
+    k = next((i for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(unquote(w))), len(words))
+    if k == len(words) or "/" in unquote(words[k]) or _bin(words[k]) in SYSTEM_COMMANDS:
+        return segment
+    return " ".join([*words[:k], "npx", *words[k:]])
+
+
+def plan_js_tests(root: Path) -> JsTestCommand | None:
+    """How the project at ``root`` runs its tests, or None when its
+    ``package.json`` names no known runner (see the module docstring)."""
+    pkg = package_json(root)
+    if not pkg:
+        return None
+    known = scripts(pkg)
+    test = resolve_script(pkg, "test") if "test" in known else ScriptResolution()
+    chosen, resolution = "test", test
+    # A script that runs only tests, and the same runner as `test` when `test` runs one.
+    for name in TEST_ONLY_SCRIPTS:
+        if name not in known:
+            continue
+        candidate = resolve_script(pkg, name)
+        same = not test.steps or {s.framework for s in candidate.steps} <= {s.framework for s in test.steps}
+        if candidate.steps and same:
+            chosen, resolution = name, candidate
+            break
+    if not resolution.steps:
+        framework = framework_from_dependencies(pkg)
+        if framework is None:
+            return None
+        why = f"{framework} is in package.json's dependencies"
+        if "test" in known:
+            why += f" (the test script `{known['test']}` names no runner Greenloop knows)"
+        return JsTestCommand(framework=framework, command="", script=None,
+                             npm_script="test" if "test" in known else None, reason=why)
+    framework = resolution.steps[0].framework
+    steps = [s for s in resolution.steps if s.framework == framework]
+    # What the tests need first: the chosen script's own, then what `test` does before it (a
+    # build), but not a tool that runs a test script by name (npm-run-posix-or-windows tests-only).
+    prepare = [*resolution.prepare, *(p for p in test.prepare if p not in resolution.prepare
+                                      and not _names_test_script(pkg, p))]
+    command = " && ".join([*(prepare_command(p) for p in prepare), *(direct_command(s) for s in steps)])
+    where = steps[0].script
+    reason = f"package.json script {chosen!r}"
+    if where != chosen:
+        reason += f" (through {where!r})"
+    reason += f" runs {framework} (`{steps[0].command}`)"
+    other = [f"{s.framework} in {s.script}" for s in resolution.steps if s.framework != framework]
+    left_out = [*resolution.left_out, *other]
+    if chosen != "test" and "test" in known:
+        reason += f"; preferred to 'test' (`{known['test']}`)"
+        chosen_commands = {s.command for s in resolution.steps}
+        extra = [x for x in test.left_out if x not in left_out and not x.startswith("the wrapper")]
+        extra += [f"`{s.command}` in {s.script}" for s in test.steps if s.command not in chosen_commands]
+        extra += [f"`{p}`" for p in test.prepare if _names_test_script(pkg, p)]
+        if extra:
+            reason += ", which also runs " + ", ".join(extra)
+    reason += f"; Greenloop runs `{command}` directly"
+    if left_out:
+        reason += ", without " + ", ".join(left_out)
+    return JsTestCommand(framework=framework, command=command, script=where, npm_script=chosen, reason=reason)

@@ -1,0 +1,125 @@
+"""Small real projects for the setup phase: built with real uv/pip/npm
+against PyPI and npm, in the real sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BACKEND = os.environ.get("GREENLOOP_TEST_SANDBOX", "bwrap")
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def git_init(root: Path) -> Path:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ["PATH"]}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
+    return root
+
+
+# A src-layout library whose test extra needs a package Greenloop itself does not have
+# (inflection), and whose pytest configuration turns every warning into an error.
+SRC_LAYOUT = {
+    "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "wordy"
+        version = "0.1.0"
+
+        [project.optional-dependencies]
+        test = ["pytest>=7", "inflection==0.5.1"]
+
+        [tool.pytest.ini_options]
+        filterwarnings = ["error"]
+        """,
+    "src/wordy/__init__.py": """
+        import inflection
+
+
+        def title(s):
+            return inflection.titleize(s)
+
+
+        def add(a, b):
+            return a - b  # the bug a fix would correct
+        """,
+    "tests/test_wordy.py": """
+        from wordy import add, title
+
+
+        def test_title():
+            assert title("hello_world") == "Hello World"
+
+
+        def test_add():
+            assert add(2, 2) == 4
+        """,
+    ".gitignore": ".venv/\nnode_modules/\n",
+}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A private Greenloop data directory (the environment cache lives under it)."""
+    path = tmp_path / "home"
+    monkeypatch.setenv("GREENLOOP_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def src_project(tmp_path) -> Path:
+    return git_init(write(tmp_path / "wordy", SRC_LAYOUT))
+
+
+@pytest.fixture(scope="session")
+def node_lockfile(tmp_path_factory) -> str:
+    """A real package-lock.json for the Node project, resolved once from npm."""
+    root = tmp_path_factory.mktemp("lock")
+    (root / "package.json").write_text(json.dumps(NODE_MANIFEST))
+    subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
+                   check=True, capture_output=True, timeout=300)
+    return (root / "package-lock.json").read_text()
+
+
+NODE_MANIFEST = {"name": "numbers", "version": "1.0.0", "private": True, "scripts": {"test": "node --test",
+                 "prepare": "exit 1"}, "devDependencies": {"is-number": "7.0.0"}}
+
+
+@pytest.fixture
+def node_project(tmp_path, node_lockfile) -> Path:
+    root = write(tmp_path / "numbers", {
+        "index.js": "const isNumber = require('is-number');\nmodule.exports = (x) => isNumber(x);\n",
+        "test/numbers.test.js": """
+            const test = require('node:test');
+            const assert = require('node:assert');
+            const check = require('..');
+            test('a number is a number', () => { assert.strictEqual(check(5), true); });
+            test('a word is not', () => { assert.strictEqual(check('five'), false); });
+            """,
+        ".gitignore": "node_modules/\n",
+    })
+    (root / "package.json").write_text(json.dumps(NODE_MANIFEST, indent=2))
+    (root / "package-lock.json").write_text(node_lockfile)
+    return git_init(root)
+
+
+def copy_project(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, symlinks=True)
+    return dest

@@ -1,0 +1,181 @@
+"""The setup phase on real projects: real uv/pip/npm against PyPI and npm,
+real sandbox (bubblewrap unless GREENLOOP_TEST_SANDBOX says otherwise)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers.models import Status
+from greenloop.projectenv import cache
+from greenloop.projectenv.setup import set_up
+from greenloop.runner.execute import run_tests
+from greenloop.runner.plan import plan_tests
+from greenloop.workflows.models import SandboxSettings
+from greenloop.workspace import worktree
+from tests.projectenv.conftest import BACKEND, copy_project, git_init, write
+
+SETTINGS = SandboxSettings(backend=BACKEND, timeout_s=120)
+
+
+async def _setup_and_run(ws: Path, out: Path, **kw):
+    plan = plan_tests(ws)
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS, out / "setup", **kw)
+    plan = plan.model_copy(update={"environment": environment})
+    run = await run_tests(plan, ws, out / "suite", SETTINGS)
+    return plan, environment, run
+
+
+def _statuses(run) -> dict[str, Status]:
+    return {t.id: t.status for t in run.report.tests}
+
+
+async def test_src_layout_with_test_extra_runs_in_its_own_virtualenv(home, src_project, tmp_path):
+    # Greenloop itself has neither the package under test nor its test dependency...
+    assert importlib.util.find_spec("inflection") is None and importlib.util.find_spec("wordy") is None
+    plan, environment, run = await _setup_and_run(src_project, tmp_path / "out")
+    assert environment.source == "built" and environment.ecosystem == "python"
+    assert environment.import_roots == ["src"]
+    assert "extras test" in environment.reason
+    venv = Path(environment.root) / "venv"
+    assert venv.is_dir() and str(venv) in environment.path_first[0]
+    assert list(venv.glob("lib/python3*/site-packages/inflection*"))
+    # ...and the tests ran with the project's environment: imports work, the bug is the only failure.
+    assert _statuses(run) == {"tests/test_wordy.py::test_title": Status.PASSED,
+                              "tests/test_wordy.py::test_add": Status.FAILED}
+
+
+async def test_filterwarnings_error_suite_is_not_crashed_by_greenloops_plugins(home, src_project, tmp_path):
+    # Under Greenloop's own interpreter the suite dies before any test (its pytest-asyncio warns,
+    # the project's filterwarnings=error turns that into an INTERNALERROR).
+    plan = plan_tests(src_project)
+    bare = await run_tests(plan, src_project, tmp_path / "bare", SETTINGS)
+    assert not bare.report.tests
+    assert "INTERNALERROR" in Path(bare.test.stdout_path).read_text() + Path(bare.test.stderr_path).read_text()
+    _, _, run = await _setup_and_run(src_project, tmp_path / "out")
+    assert len(run.report.tests) == 2 and run.report.per_test
+
+
+async def test_node_project_installs_from_its_lockfile_and_links_node_modules(home, node_project, tmp_path):
+    plan, environment, run = await _setup_and_run(node_project, tmp_path / "out")
+    assert environment.ecosystem == "node" and environment.source == "built"
+    assert "npm ci" in environment.reason and "package-lock.json" in environment.reason
+    # The project's own lifecycle scripts (its failing `prepare`) did not run in the setup.
+    modules = node_project / "node_modules"
+    assert modules.is_symlink() and modules.resolve() == Path(environment.links["node_modules"]).resolve()
+    assert (modules / "is-number" / "package.json").is_file()
+    assert run.report.totals.passed == 2 and run.report.totals.failed == 0
+    # The link is not part of the project: git does not see it.
+    status = subprocess.run(["git", "-C", str(node_project), "status", "--porcelain"], capture_output=True,
+                            text=True).stdout
+    assert "node_modules" not in status
+
+
+async def test_second_setup_of_the_same_manifests_is_a_cache_hit(home, src_project, tmp_path):
+    first = await set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "setup-1")
+    marker = Path(first.root) / cache.MARKER
+    stamp = marker.stat().st_mtime_ns
+    # Another checkout of the same project, at another path (a later run).
+    again = copy_project(src_project, tmp_path / "later-run")
+    second = await set_up(again, "python", "pytest", SETTINGS, tmp_path / "setup-2")
+    assert second.source == "cache" and second.root == first.root and second.key == first.key
+    assert second.log_path is None and not (tmp_path / "setup-2").exists()  # nothing ran: no install log
+    assert marker.stat().st_mtime_ns == stamp
+    # A changed manifest is another environment.
+    pyproject = again / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"inflection==0.5.1"', '"inflection==0.5.0"'))
+    third = await set_up(again, "python", "pytest", SETTINGS, tmp_path / "setup-3")
+    assert third.source == "built" and third.root != first.root
+
+
+async def test_a_worktree_tests_its_own_code_with_the_shared_environment(home, src_project, tmp_path):
+    # A user's own virtualenv sits in the workspace (ignored by git): worktrees never get a copy.
+    write(src_project, {".venv/pyvenv.cfg": "home = /usr/bin\n"})
+    plan, environment, run = await _setup_and_run(src_project, tmp_path / "out")
+    assert _statuses(run)["tests/test_wordy.py::test_add"] == Status.FAILED
+    tree = tmp_path / "trees" / "add"
+    worktree.create(src_project, tree)
+    assert not (tree / ".venv").exists()
+    code = tree / "src/wordy/__init__.py"
+    code.write_text(code.read_text().replace("return a - b", "return a + b"))
+    fixed = await run_tests(plan, tree, tmp_path / "tree-suite", SETTINGS)
+    assert _statuses(fixed)["tests/test_wordy.py::test_add"] == Status.PASSED
+    # The run workspace still has (and tests) its own, unfixed code with the same environment.
+    again = await run_tests(plan, src_project, tmp_path / "ws-suite", SETTINGS)
+    assert _statuses(again)["tests/test_wordy.py::test_add"] == Status.FAILED
+
+
+async def test_a_node_worktree_links_the_cached_node_modules_instead_of_copying(home, node_project, tmp_path):
+    plan, environment, _ = await _setup_and_run(node_project, tmp_path / "out")
+    tree = tmp_path / "trees" / "t"
+    worktree.create(node_project, tree)
+    run = await run_tests(plan, tree, tmp_path / "tree-suite", SETTINGS)
+    assert (tree / "node_modules").is_symlink()
+    assert (tree / "node_modules").resolve() == Path(environment.links["node_modules"]).resolve()
+    assert run.report.totals.passed == 2
+
+
+async def test_a_failing_setup_is_setup_failed_with_the_end_of_its_log(home, src_project, tmp_path):
+    pyproject = src_project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"inflection==0.5.1"', '"greenloop-no-such-package-q7==1.0"'))
+    with pytest.raises(GreenloopError) as caught:
+        await set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "setup")
+    err = caught.value
+    assert err.kind is ErrorKind.SETUP_FAILED and not err.retryable
+    assert "greenloop-no-such-package-q7" in err.context["log_tail"]
+    # Nothing half-built is left marked ready: the next setup builds again.
+    assert not list(cache.envs_root().glob(f"*/{cache.MARKER}"))
+
+
+async def test_the_setup_has_network_and_the_test_runs_do_not(home, tmp_path):
+    probe = ("import socket; socket.create_connection(('pypi.org', 443), timeout=10).close(); "
+             "open('reached', 'w').write('yes')")
+    ws = git_init(write(tmp_path / "net", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_net.py": """
+            import socket
+
+            import pytest
+
+
+            def test_no_network():
+                with pytest.raises(OSError):
+                    socket.create_connection(("pypi.org", 443), timeout=10)
+            """,
+    }))
+    setup = f'python -c "{probe}"'
+    plan, environment, run = await _setup_and_run(ws, tmp_path / "out", setup_command=setup)
+    assert (Path(environment.root) / "project" / "reached").read_text() == "yes"  # the setup reached PyPI
+    assert _statuses(run) == {"tests/test_net.py::test_no_network": Status.PASSED}  # the test run could not
+
+
+async def test_an_editable_virtualenv_of_the_users_is_not_trusted(home, src_project, tmp_path):
+    from greenloop.projectenv.python import base_python, uv_binary
+    from greenloop.projectenv.trust import venv_problem
+
+    venv = src_project / ".venv"
+    subprocess.run([uv_binary(), "venv", "-q", "--python", base_python(), str(venv)], check=True)
+    subprocess.run([uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin/python"), "-e",
+                    f"{src_project}[test]"], check=True, capture_output=True, timeout=300)
+    problem = venv_problem(venv, "pytest")
+    assert problem is not None and "editable" in problem
+    environment = await set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "setup")
+    assert environment.source == "built" and "not reused" in environment.reason
+    assert json.dumps(environment.path_first).find(str(venv)) == -1
+
+
+async def test_two_setups_of_one_project_at_once_build_it_once(home, src_project, tmp_path):
+    other = copy_project(src_project, tmp_path / "worker-2-copy")
+    beats: dict[str, list[str]] = {"a": [], "b": []}
+    first, second = await asyncio.gather(
+        set_up(src_project, "python", "pytest", SETTINGS, tmp_path / "a", heartbeat=beats["a"].append),
+        set_up(other, "python", "pytest", SETTINGS, tmp_path / "b", heartbeat=beats["b"].append))
+    assert sorted([first.source, second.source]) == ["built", "cache"] and first.root == second.root
+    waiter = "a" if first.source == "cache" else "b"
+    assert any("waiting" in b and "another build" in b for b in beats[waiter])  # it waited, then reused
