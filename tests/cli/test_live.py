@@ -94,7 +94,7 @@ async def test_watch_follows_a_run_in_plain_lines_and_runs_lists_it(temporal_env
         states = [line.rsplit(": ", 1)[1] for line in lines if line.startswith(f"  {test_id}: ")]
         assert states and states[-1] == "FIXED", watched.stdout
     assert "completed: fixed 3" in watched.stdout and "\x1b[" not in watched.stdout
-    assert "finalizing" in lines
+    assert "finished" in lines  # the last phase, said once the run ended
 
     listed = greenloop("runs", "--address", address, "--json", "--repo", str(demo_repo), data_home=tmp_path)
     assert listed.returncode == 0, listed.stderr
