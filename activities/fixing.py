@@ -20,6 +20,7 @@ from greenloop.activities.testing import load_report
 from greenloop.domain.edits import EditSet
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.llm import prompts
+from greenloop import telemetry
 from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client
 from greenloop.llm.tools import Overlay
@@ -53,12 +54,13 @@ async def propose_fix(inp: FixInput) -> FixProposal:
     overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
     client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}")
     async with heartbeating("asking the fixer"):
-        outcome = await run_agent(
-            client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
-            user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
-                                    inp.attempts),
-            overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
-        )
+        with telemetry.span("greenloop.fix", role="fixer", test_id=inp.test_id, attempt=inp.attempt):
+            outcome = await run_agent(
+                client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
+                user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
+                                        inp.attempts),
+                overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
+            )
     edits = overlay.edits()
     proposal = FixProposal(usage=outcome.usage)
     if not edits:

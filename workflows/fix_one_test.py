@@ -92,6 +92,7 @@ class FixOneTestWorkflow:
         return FixStatusView(
             test_id=self._test_id, state=self._state, attempt=len(self._attempts),
             last_verdict=last, history=list(self._history), workflow_id=workflow.info().workflow_id,
+            usage=self._usage,
         )
 
     def _set(self, state: FixState, note: str = "") -> None:

@@ -575,7 +575,8 @@ class FixSuiteWorkflow:
         summary = await workflow.execute_activity(
             workspace_acts.finalize_run,
             FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary,
-                          final=final),
+                          final=final, initial=progress.initial, push=request.push,
+                          pull_request=request.pull_request),
             **SETUP_OPTIONS)
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)

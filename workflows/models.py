@@ -119,6 +119,8 @@ class FixRequest(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
+    push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
+    pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
     # Where a long run is when it continues as new; set by the workflow, never by users.
     # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
     resume: SuiteProgress | None = None
@@ -255,6 +257,7 @@ class FixStatusView(BaseModel):
     last_verdict: Verdict | None = None
     history: list[str] = Field(default_factory=list)
     workflow_id: str | None = None
+    usage: Usage | None = None  # what the test's LLM calls cost so far (its own workflow's view)
 
 
 class RunSummary(BaseModel):
@@ -277,8 +280,14 @@ class RunSummary(BaseModel):
     final: Totals | None = None
     report_markdown: str | None = None
     report_json: str | None = None
+    report_html: str | None = None  # the self-contained HTML report
+    junit_before: str | None = None  # the suite before and after, as JUnit XML (for CI systems)
+    junit_after: str | None = None
     patch: str | None = None
     branch: str | None = None
+    pushed: str | None = None  # where the branch was pushed (--push REMOTE)
+    pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
+    pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
@@ -394,6 +403,9 @@ class FinalizeInput(BaseModel):
     summary: RunSummary
     # The last full run: the tests still failing are read from it (None: the suite never ran).
     final: SuiteRun | None
+    initial: SuiteRun | None = None  # the first full run (the "before" of the JUnit export)
+    push: str | None = None  # FixRequest.push
+    pull_request: bool = False  # FixRequest.pull_request
 
 
 class RecordInput(BaseModel):
