@@ -7,6 +7,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.llm_errors import provider_errors
@@ -16,7 +17,6 @@ from greenloop.analysis.failure_analysis import analyze_report
 from greenloop.analysis.patterns import classify
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.llm import prompts
-from greenloop import telemetry
 from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client
 from greenloop.llm.tools import Overlay

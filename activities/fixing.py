@@ -13,6 +13,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.llm_errors import provider_errors
@@ -20,7 +21,6 @@ from greenloop.activities.testing import load_report
 from greenloop.domain.edits import EditSet
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.llm import prompts
-from greenloop import telemetry
 from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client
 from greenloop.llm.tools import Overlay

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import timedelta
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -28,8 +28,8 @@ from greenloop.cli.exit_codes import ExitCode, for_summary
 from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from greenloop.cli.run_options import request_options, with_run_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner import config as project_config
 from greenloop.domain.llm import LLMSettings
+from greenloop.runner import config as project_config
 from greenloop.runner.select import selected
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev

@@ -10,8 +10,8 @@ from datetime import timedelta
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.markup import escape
+from rich.table import Table
 from temporalio.client import (
     Client,
     Schedule,

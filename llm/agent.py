@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from greenloop.domain.llm import LLMSettings, Usage
 from greenloop import telemetry
+from greenloop.domain.llm import LLMSettings, Usage
 from greenloop.llm.client import usage_of
 from greenloop.llm.tools import EDIT_TOOLS, READ_TOOLS, Overlay
 

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from greenloop.workflows.outcome import details
