@@ -13,7 +13,7 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from greenloop import sandbox
+from greenloop import sandbox, telemetry
 from greenloop.activities import analysis, edits, environment, fixing, testing, workspace
 from greenloop.server.client import TASK_QUEUE, connect
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
@@ -31,7 +31,8 @@ ACTIVITIES = [
 
 
 def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: int | None = None) -> Worker:
-    """A worker for every Greenloop workflow and activity."""
+    """A worker for every Greenloop workflow and activity (its spans exported when OTLP is configured)."""
+    telemetry.setup_tracing()
     return Worker(
         client,
         task_queue=task_queue,
@@ -42,10 +43,14 @@ def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: i
     )
 
 
-async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE) -> None:
-    """Run a worker until SIGINT/SIGTERM."""
-    client = await connect(address, namespace)
+async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE,
+                metrics_port: int | None = None) -> None:
+    """Run a worker until SIGINT/SIGTERM; with ``metrics_port``, Prometheus metrics on that port."""
+    runtime = telemetry.metrics_runtime(metrics_port) if metrics_port else None
+    client = await connect(address, namespace, runtime=runtime)
     worker = build_worker(client, task_queue)
+    escalations = asyncio.ensure_future(telemetry.report_escalations(
+        client, runtime.metric_meter, float(os.environ.get("GREENLOOP_ESCALATIONS_POLL_S", "10")))) if runtime else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -54,6 +59,9 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
         async with worker:
             await stop.wait()
     finally:
+        if escalations is not None:
+            escalations.cancel()
+        telemetry.flush_traces()
         sandbox.shutdown()  # warm containers go with the worker
 
 

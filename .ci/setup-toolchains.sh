@@ -22,6 +22,7 @@ done
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v cargo >/dev/null || need+=(cargo)
+command -v chromium >/dev/null || need+=(chromium)  # renders report.html in tests/workflows/test_reports.py
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-toolchains: installing ${need[*]}"

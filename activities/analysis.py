@@ -7,6 +7,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.llm_errors import provider_errors
@@ -65,12 +66,14 @@ async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
     if not inp.llm.analysis_only:
         client = make_client(inp.llm, role="analyzer", context=f"{inp.run_id}/{inp.test_id}")
         async with heartbeating("asking the analyzer"):
-            outcome = await run_agent(
-                client, inp.llm, system=prompts.ANALYZER_SYSTEM,
-                user=prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note,
-                                           inp.attempts),
-                overlay=Overlay(root), allow_edits=False, heartbeat=activity.heartbeat,
-            )
+            with telemetry.span("greenloop.analysis", role="analyzer", test_id=inp.test_id,
+                                attempt=len(inp.attempts) + 1):
+                outcome = await run_agent(
+                    client, inp.llm, system=prompts.ANALYZER_SYSTEM,
+                    user=prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note,
+                                               inp.attempts),
+                    overlay=Overlay(root), allow_edits=False, heartbeat=activity.heartbeat,
+                )
         note.llm_analysis, note.usage = outcome.text[:8000], outcome.usage
     log_event(inp.workspace.run_dir, "analysis_complete", test=inp.test_id, kind=note.kind,
               evidence=note.evidence, llm_analysis=note.llm_analysis[:2000])

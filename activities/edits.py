@@ -37,6 +37,6 @@ async def rollback_edits(inp: RollbackInput) -> list[str]:
         files = worktree.unapply(Path(inp.workspace.path), Path(inp.patch))
         log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, patch=inp.patch, files=files)
         return files
-    files = _store(inp.workspace).restore(inp.test_id, inp.attempt)
+    files = _store(inp.workspace).restore(inp.test_id, inp.attempt, only_if_unchanged=inp.by_hand)
     log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, attempt=inp.attempt, files=files)
     return files

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.llm_errors import provider_errors
@@ -53,12 +54,13 @@ async def propose_fix(inp: FixInput) -> FixProposal:
     overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
     client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}")
     async with heartbeating("asking the fixer"):
-        outcome = await run_agent(
-            client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
-            user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
-                                    inp.attempts),
-            overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
-        )
+        with telemetry.span("greenloop.fix", role="fixer", test_id=inp.test_id, attempt=inp.attempt):
+            outcome = await run_agent(
+                client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
+                user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
+                                        inp.attempts),
+                overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
+            )
     edits = overlay.edits()
     proposal = FixProposal(usage=outcome.usage)
     if not edits:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
@@ -88,8 +89,11 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
     ws = inp.workspace
     out = _out_dir(ws, inp.label)
     try:
-        run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
+        with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.focus,
+                            attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
+            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
+        telemetry.record_suite_run(inp.label, duration_s)
         unreadable = unreadable_reason(report)
     except GreenloopError as exc:
         if exc.kind not in SUITE_COULD_NOT_RUN:
@@ -138,7 +142,10 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
             if plan.single_test_command else single_test_command(plan, failure)
     except GreenloopError:
         command = plan.test_command  # no precise selector: the whole suite decides
-    run = await run_tests(plan, Path(ws.path), out, inp.sandbox, _heartbeat, command=command)
+    with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.test_id,
+                        attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
+        run = await run_tests(plan, Path(ws.path), out, inp.sandbox, _heartbeat, command=command)
+    telemetry.record_suite_run(inp.label, run.test.duration_s if run.test else 0.0)
     found = run.report.find(inp.test_id)
     status = found.status if found else None
     passed = status in (Status.PASSED, Status.XPASSED) if found else False

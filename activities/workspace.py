@@ -12,9 +12,11 @@ from pathlib import Path
 from platformdirs import user_data_dir
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.testing import load_statuses
+from greenloop.domain.errors import GreenloopError
 from greenloop.parsers.models import Status, Totals
 from greenloop.workflows.models import (
     FinalizeInput,
@@ -34,7 +36,12 @@ from greenloop.workspace import prepare as prep
 from greenloop.workspace import worktree as wt
 from greenloop.workspace.backups import slug
 from greenloop.workspace.events import log_event
+from greenloop.workspace.junit_export import write_junit
+from greenloop.workspace.publish import open_pull_request, push_branch
 from greenloop.workspace.report import render_markdown
+from greenloop.workspace.report_html import render_html
+from greenloop.workspace.summary_file import summary_document
+from greenloop.workspace.timeline import read_events, timelines, validations
 
 
 def runs_root() -> Path:
@@ -72,6 +79,7 @@ async def record_result(inp: RecordInput) -> None:
     folder = _results_dir(inp.workspace)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{slug(inp.result.test_id)}.json").write_text(inp.result.model_dump_json(indent=1))
+    telemetry.record_test_result(inp.result.state.value, len(inp.result.attempts))
 
 
 def load_results(ws: Workspace) -> list[FixOneTestResult]:
@@ -85,9 +93,11 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     """Commit the fixes on the run's branch, export the patch, write the reports."""
     ws, summary = inp.workspace, inp.summary.model_copy(deep=True)
     path, run_dir = Path(ws.path), Path(ws.run_dir)
-    summary.final = inp.final.totals
-    failing = (t for t, s in load_statuses(inp.final.statuses_path).items() if s in (Status.FAILED, Status.ERRORED))
-    summary.still_failing = list(itertools.islice(failing, 500))
+    if inp.final is not None:
+        summary.final = inp.final.totals
+        failing = (t for t, s in load_statuses(inp.final.statuses_path).items()
+                   if s in (Status.FAILED, Status.ERRORED))
+        summary.still_failing = list(itertools.islice(failing, 500))
     results = load_results(ws)
     fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
@@ -102,11 +112,43 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
             summary.notes.append(f"branch {ws.branch} fetched into {ws.repo}")
     summary.report_markdown = str(run_dir / "report.md")
     summary.report_json = str(run_dir / "summary.json")
-    (run_dir / "report.md").write_text(render_markdown(summary, results))
-    (run_dir / "summary.json").write_text(summary.model_dump_json(indent=2))
+    await asyncio.to_thread(write_exports, summary, inp.initial, inp.final, run_dir)
+    summary.report_html = str(run_dir / "report.html")
+    if inp.push and ws.branch:
+        await asyncio.to_thread(publish_branch, summary, path, inp.push, ws.branch)
+    markdown = render_markdown(summary, results)
+    (run_dir / "report.md").write_text(markdown)
+    if inp.pull_request and ws.branch:
+        pr = await asyncio.to_thread(open_pull_request, path, run_dir, ws.branch, markdown, len(fixed), ws.repo,
+                                     summary.pushed)
+        summary.pr_markdown, summary.pr_url = pr.markdown, pr.url
+        if pr.instead:
+            summary.notes.append(f"pull request not opened: {pr.instead}")
+    events = read_events(run_dir)
+    (run_dir / "report.html").write_text(render_html(summary, results, timelines(events), validations(events)))
+    (run_dir / "summary.json").write_text(summary_document(summary, results).model_dump_json(indent=2))
     log_event(run_dir, "run_finished", state=summary.state, fixed=summary.fixed, skipped=summary.skipped,
               escalated=summary.escalated, cost_usd=summary.usage.cost_usd)
     return summary
+
+
+def write_exports(summary: RunSummary, initial: SuiteRun | None, final: SuiteRun, run_dir: Path) -> None:
+    """The suite before and after as JUnit XML (``junit-before.xml``, ``junit.xml``), for CI systems."""
+    if initial is not None and Path(initial.report_path).is_file():
+        summary.junit_before = str(write_junit(initial.report_path, "before", run_dir / "junit-before.xml"))
+    if summary.baseline_read and Path(final.report_path).is_file():  # else no suite ran after the first
+        summary.junit_after = str(write_junit(final.report_path, "after", run_dir / "junit.xml"))
+
+
+def publish_branch(summary: RunSummary, workspace: Path, remote: str, branch: str) -> None:
+    """Push the run's branch (when it holds fixes); a failed push is a note, the run's result stands."""
+    if not summary.fixed:
+        summary.notes.append(f"nothing was fixed: branch {branch} not pushed to {remote}")
+        return
+    try:
+        summary.pushed = f"{push_branch(workspace, remote, branch)} {branch}"
+    except GreenloopError as exc:
+        summary.notes.append(f"branch not pushed: {exc.message}")
 
 
 # --- worktrees: one copy of the workspace per test in flight (concurrency > 1) ----------

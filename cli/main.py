@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from greenloop.cli import analyze, corpus, parse, project, runs, schedule, server, test
+from greenloop.cli import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -14,12 +14,15 @@ app = typer.Typer(
 )
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
+app.command("watch")(runs.watch_command)
+app.command("runs")(recent.runs_command)
 app.command("answer")(runs.answer_command)
 app.command("rollback")(runs.rollback_command)
 app.command("abort")(runs.abort_command)
 app.command("server")(server.server_command)
 app.command("worker")(server.worker_command)
 app.add_typer(schedule.app, name="schedule")
+app.add_typer(schema.app, name="schema")
 app.command("test")(test.test_command)
 app.command("parse")(parse.parse_command)
 app.command("analyze")(analyze.analyze_command)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from greenloop import sandbox
+from greenloop import sandbox, telemetry
 from greenloop.domain.errors import ErrorKind, GreenloopError
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
@@ -89,6 +89,7 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
         err_console.print(f"[bold red]error[/] [dim](internal)[/]: {escape(f'{type(exc).__name__}: {exc}')}")
         err_console.print("  [yellow]hint:[/] run again with GREENLOOP_DEBUG=1 to see where, and report it")
         code = 4
+    telemetry.flush_traces()  # spans of an in-process worker
     sandbox.shutdown()  # os._exit skips atexit
     sys.stdout.flush()
     sys.stderr.flush()

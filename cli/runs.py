@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import timedelta
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -23,12 +23,13 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from greenloop.cli import watch
+from greenloop.cli import live, watch
 from greenloop.cli.exit_codes import ExitCode, for_summary
 from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from greenloop.cli.run_options import request_options, with_run_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner import config as project_config
 from greenloop.domain.llm import LLMSettings
+from greenloop.runner import config as project_config
 from greenloop.runner.select import selected
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
@@ -108,9 +109,13 @@ def _print_summary(summary: RunSummary) -> None:
         console.print(f"  why: {escape(summary.reason)}")
     if next_step := NEXT_STEPS.get(summary.state):
         console.print(f"  next: {next_step}")
-    for label, value in (("report", summary.report_markdown), ("patch", summary.patch), ("branch", summary.branch)):
+    for label, value in (("report", summary.report_html), ("markdown", summary.report_markdown),
+                         ("junit", summary.junit_after), ("patch", summary.patch), ("branch", summary.branch),
+                         ("pushed", summary.pushed), ("pr", summary.pr_url or summary.pr_markdown)):
         if value:
             console.print(f"  {label}: {escape(value)}")
+    for note in summary.notes:
+        console.print(f"  note: {escape(note)}")
 
 
 # What to do about a run that could not read its suite.
@@ -151,103 +156,50 @@ def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
 
 
 async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
-    """Print state changes until the run ends; its summary."""
+    """Show the run's progress until it ends (a live table on a terminal, else a line per
+    state change; nothing with --json); its summary."""
     handle = client.get_workflow_handle(run_id, result_type=RunSummary)
-    seen: dict[str, str] = {}
-    phase = ""
-
-    def show(test_id: str, state: str, live: bool = True) -> None:
-        if seen.get(test_id) != state:
-            seen[test_id] = state
-            if not as_json:
-                console.print(f"  {escape(test_id)}: [bold]{state}[/]")
-                if live and state == FixState.ESCALATED.value:
-                    console.print(f"    answer with: {escape(_answer_hint(run_id, test_id))}")
-
     said: set[str] = set()
     next_look = time.monotonic() + STALL_CHECK_S
-
-    result_task = asyncio.ensure_future(handle.result())
-    no_worker = False
-    while not result_task.done():
-        if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
-            next_look = time.monotonic() + STALL_CHECK_S
-            stalls = await watch.stalls(client, handle, TASK_QUEUE)
-            no_worker = watch.no_worker(TASK_QUEUE) in stalls
-            for line in stalls:
-                if line not in said:
-                    said.add(line)
-                    err_console.print(f"[yellow]waiting:[/] {escape(line)}")
-        now_phase, views = phase, []
-        if not no_worker:  # else nobody would answer a query
-            try:
-                now_phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
-                views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
-            except RPCError:
-                now_phase, views = phase, []
-        if not as_json and now_phase != phase:
-            console.print(f"[dim]{now_phase}[/]")
-            phase = now_phase
-        for v in views:
-            state = v.state.value
-            if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
-                try:
-                    child = await client.get_workflow_handle(v.workflow_id).query(
-                        "status", result_type=FixStatusView, rpc_timeout=QUERY_TIMEOUT)
-                    state = child.state.value
-                except RPCError:
-                    pass
-            show(v.test_id, state)
-        await asyncio.wait({result_task}, timeout=1.5)
-    try:
-        summary = result_task.result()
-    except WorkflowFailureError as exc:
-        raise run_failed(run_id, exc) from None
-    for v in summary.tests:  # states reached since the last look (no longer answerable)
-        show(v.test_id, v.state.value, live=False)
+    with live.Board(console, run_id, lambda test_id: _answer_hint(run_id, test_id), quiet=as_json) as board:
+        tracker = live.Tracker(client, handle, board, QUERY_TIMEOUT)
+        result_task = asyncio.ensure_future(handle.result())
+        no_worker = False
+        while not result_task.done():
+            if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
+                next_look = time.monotonic() + STALL_CHECK_S
+                stalls = await watch.stalls(client, handle, TASK_QUEUE)
+                no_worker = watch.no_worker(TASK_QUEUE) in stalls
+                for line in stalls:
+                    if line not in said:
+                        said.add(line)
+                        err_console.print(f"[yellow]waiting:[/] {escape(line)}")
+            if not no_worker:  # else nobody would answer a query
+                await tracker.look()
+            await asyncio.wait({result_task}, timeout=1.5)
+        try:
+            summary = result_task.result()
+        except WorkflowFailureError as exc:
+            raise run_failed(run_id, exc) from None
+        tracker.finished(summary)  # states reached since the last look (no longer answerable)
     return summary
 
 
+@with_run_options
 def run_command(
     ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
-    ref: Annotated[str | None, typer.Option(help="Git ref to check out.")] = None,
-    test_command: Annotated[str | None, typer.Option(help="Test command (default: detected).")] = None,
-    build_command: Annotated[str | None, typer.Option(help="Build command (default: detected).")] = None,
-    framework: Annotated[str | None, typer.Option(help="Test framework (default: detected).")] = None,
-    language: Annotated[str | None, typer.Option(help="Language (default: detected).")] = None,
-    setup_command: Annotated[str | None, typer.Option(help="Extra setup command, run in the project's environment with network.")] = None,
-    single_test_command: Annotated[str | None, typer.Option(help="Command that runs one test ({id}, {file}, {name}).")] = None,
-    select: Annotated[list[str], typer.Option("--select", help="Only tests matching this glob/substring.")] = [],  # noqa: B006
-    exclude: Annotated[list[str], typer.Option("--exclude", help="Skip tests matching this glob.")] = [],  # noqa: B006
-    max_attempts: Annotated[int, typer.Option(help="Fix attempts per test before escalating.")] = 3,
-    run_budget: Annotated[int, typer.Option("--run-budget", help="Whole-run time budget, seconds.")] = 3600,
-    per_test_budget: Annotated[int, typer.Option("--per-test-budget", help="Per-test time budget, seconds.")] = 3600,
-    concurrency: Annotated[int, typer.Option(help="Tests fixed at once.")] = 1,
-    escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits for a person.")] = 86400,
-    escalation_default: Annotated[AnswerChoice, typer.Option(help="Answer when the deadline passes.")] = AnswerChoice.SKIP,
-    model: Annotated[str, typer.Option(help="Claude model.")] = LLMSettings().model,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="LLM cost ceiling for the run.")] = None,
-    tests_only: Annotated[bool, typer.Option("--tests-only", help="Never edit production code.")] = False,
-    analysis_only: Annotated[bool, typer.Option("--analysis-only", help="Analyse, do not fix (no API key needed).")] = False,
     scripted: Annotated[Path | None, typer.Option(help="Scripted LLM scenario (YAML) instead of Claude.")] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, docker, bwrap or local.")] = "auto",
-    network: Annotated[bool, typer.Option("--network", help="Allow network inside the sandbox.")] = False,
-    timeout: Annotated[int, typer.Option(help="Time limit of one test run, seconds.")] = 600,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the run to its end.")] = True,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
     as_json: JsonOpt = False,
+    options: dict | None = None,
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
-        request = build_request(
-            repo, given_options(ctx), ref=ref, test_command=test_command, build_command=build_command, framework=framework,
-            language=language, setup_command=setup_command, single_test_command=single_test_command, select=select, exclude=exclude, max_attempts=max_attempts, run_budget_s=run_budget,
-            per_test_budget_s=per_test_budget, concurrency=concurrency, escalation_deadline_s=escalation_deadline,
-            escalation_default=escalation_default, model=model, budget_usd=budget_usd, tests_only=tests_only,
-            analysis_only=analysis_only, sandbox=sandbox, network=network, timeout=timeout,
-        )
+        opts, given = request_options(options or {}, given_options(ctx))
+        request = build_request(repo, given, **opts)
         local = "://" not in repo and "@" not in repo
         if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
@@ -255,7 +207,7 @@ def run_command(
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
-        if scripted is None and not analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+        if scripted is None and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
@@ -385,6 +337,27 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
                           v.last_verdict.value if v.last_verdict else "", escape(v.history[-1]) if v.history else "")
         console.print(table)
         return 0
+
+    finish(go())
+
+
+def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
+                  address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Follow a run to its end (a live table on a terminal), then its outcome, like `greenloop run`."""
+
+    async def go() -> int:
+        client, _ = await _client(address, namespace)
+        try:
+            await client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion="`greenloop runs` lists recent runs") from None
+        summary = await _follow(client, run_id, as_json)
+        if as_json:
+            print(summary.model_dump_json(indent=2))
+        else:
+            _print_summary(summary)
+        return int(for_summary(summary))
 
     finish(go())
 

@@ -10,23 +10,30 @@ from datetime import timedelta
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from temporalio.client import (
+    Client,
     Schedule,
+    ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
     ScheduleIntervalSpec,
+    ScheduleListInfo,
     ScheduleOverlapPolicy,
     SchedulePolicy,
     ScheduleSpec,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from greenloop.cli.output import console, fail, finish
-from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request
+from greenloop.cli.run_options import request_options, with_run_options
+from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.domain.llm import LLMSettings
 from greenloop.server.client import TASK_QUEUE
+from greenloop.workflows.models import RunSummary
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -43,30 +50,24 @@ def parse_every(text: str) -> timedelta:
 
 
 @app.command("create")
+@with_run_options
 def create(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Schedule id.")],
     repo: Annotated[str, typer.Argument(help="Local path (on the worker) or git URL.")],
     cron: Annotated[str | None, typer.Option(help="Cron expression, e.g. '0 2 * * *'.")] = None,
     every: Annotated[str | None, typer.Option(help="Interval, e.g. 24h.")] = None,
-    test_command: Annotated[str | None, typer.Option()] = None,
-    framework: Annotated[str | None, typer.Option()] = None,
-    max_attempts: Annotated[int, typer.Option()] = 3,
-    model: Annotated[str, typer.Option()] = LLMSettings().model,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd")] = None,
-    escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits.")] = 8 * 3600,
     address: AddressOpt = None, namespace: NamespaceOpt = None,
+    options: dict | None = None,
 ) -> None:
-    """Create a recurring run (exactly one of --cron or --every)."""
+    """Create a recurring run (exactly one of --cron or --every); it takes every option of `greenloop run`."""
     try:
         if (cron is None) == (every is None):
             raise GreenloopError("give exactly one of --cron or --every", kind=ErrorKind.VALIDATION_ERROR)
         spec = ScheduleSpec(cron_expressions=[cron]) if cron else ScheduleSpec(
             intervals=[ScheduleIntervalSpec(every=parse_every(every or ""))])
-        request = build_request(
-            repo, test_command=test_command, framework=framework, max_attempts=max_attempts, model=model,
-            budget_usd=budget_usd, tests_only=False, analysis_only=False, sandbox="auto", network=False,
-            timeout=600, escalation_deadline_s=escalation_deadline,
-        )
+        opts, given = request_options(options or {}, given_options(ctx))
+        request = build_request(repo, given, **opts)
     except GreenloopError as exc:
         raise fail(exc) from None
 
@@ -90,9 +91,28 @@ def create(
     finish(go())
 
 
+async def last_outcome(client: Client, info: ScheduleListInfo | None) -> str:
+    """The outcome of the schedule's most recent run: its summary's state once it ended
+    (completed, suite_unreadable...), else the workflow's status (running, terminated...)."""
+    if info is None or not info.recent_actions:
+        return ""
+    action = info.recent_actions[-1].action
+    if not isinstance(action, ScheduleActionExecutionStartWorkflow):
+        return ""
+    handle = client.get_workflow_handle(action.workflow_id, run_id=action.first_execution_run_id,
+                                        result_type=RunSummary)
+    try:
+        desc = await handle.describe()
+        if desc.status == WorkflowExecutionStatus.COMPLETED:
+            return (await handle.result(follow_runs=True)).state.value
+        return (desc.status.name if desc.status else "unknown").lower()
+    except (RPCError, WorkflowFailureError) as exc:
+        return f"unknown ({getattr(exc, 'message', exc)})"
+
+
 @app.command("list")
 def list_(address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
-    """List schedules."""
+    """List schedules: when they run, the last run's outcome and the next time."""
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
@@ -101,17 +121,21 @@ def list_(address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: J
             info = s.info
             when = await s.memo_value("spec", "")
             nxt = info.next_action_times[0].isoformat() if info and info.next_action_times else ""
+            recent = info.recent_actions if info else []
             rows.append({"id": s.id, "paused": bool(s.schedule and s.schedule.state.paused), "spec": when,
-                         "repo": await s.memo_value("repo", ""),
-                         "next": nxt, "recent": len(info.recent_actions) if info else 0})
+                         "repo": await s.memo_value("repo", ""), "next": nxt, "recent": len(recent),
+                         "last_run": recent[-1].action.workflow_id if recent and isinstance(
+                             recent[-1].action, ScheduleActionExecutionStartWorkflow) else "",
+                         "last_outcome": await last_outcome(client, info)})
         if as_json:
             print(json.dumps(rows, indent=2))
             return 0
         table = Table(title="schedules")
-        for col in ("id", "repository", "when", "paused", "next run", "recent runs"):
-            table.add_column(col)
+        for col in ("id", "repository", "when", "paused", "last run", "last outcome", "next run"):
+            table.add_column(col, overflow="fold")
         for r in rows:
-            table.add_row(r["id"], r["repo"], r["spec"], str(r["paused"]), r["next"], str(r["recent"]))
+            table.add_row(escape(r["id"]), escape(r["repo"]), escape(r["spec"]), str(r["paused"]),
+                          escape(r["last_run"]), r["last_outcome"], r["next"])
         console.print(table)
         return 0
 

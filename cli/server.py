@@ -28,6 +28,8 @@ def worker_command(
     address: Annotated[str | None, typer.Option(help="Temporal address (default: configured, else embedded).")] = None,
     namespace: Annotated[str | None, typer.Option(help="Namespace.")] = None,
     task_queue: Annotated[str, typer.Option(help="Task queue.")] = TASK_QUEUE,
+    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics (Temporal's and Greenloop's) "
+                                                          "on this port.", min=1, max=65535)] = None,
 ) -> None:
     """Run a worker until interrupted (SIGINT/SIGTERM shut it down gracefully)."""
     from greenloop.worker import serve
@@ -37,8 +39,9 @@ def worker_command(
         if target == f"localhost:{dev.DEFAULT_PORT}" and not configured_address():
             dev.start_background()
             await ensure_search_attributes(await connect(target, namespace))
-        console.print(f"worker on {target}, task queue {task_queue} (pid {os.getpid()})")
-        await serve(target, namespace, task_queue)
+        console.print(f"worker on {target}, task queue {task_queue} (pid {os.getpid()})"
+                      + (f", metrics on :{metrics_port}/metrics" if metrics_port else ""))
+        await serve(target, namespace, task_queue, metrics_port)
         return 0
 
     finish(go())

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from greenloop import telemetry
 from greenloop.domain.llm import LLMSettings, Usage
 from greenloop.llm.client import usage_of
 from greenloop.llm.tools import EDIT_TOOLS, READ_TOOLS, Overlay
@@ -76,11 +77,14 @@ async def run_agent(
     stop = "max_turns"
     for turn in range(1, settings.max_tool_turns + 1):
         heartbeat(f"model turn {turn}")
-        response = await client.messages.create(
-            model=settings.model, max_tokens=settings.max_tokens, system=system_blocks,
-            tools=tools, messages=_with_cache_breakpoints(messages),
-        )
-        usage = usage + usage_of(settings.model, response.usage)
+        with telemetry.span("greenloop.llm.call", model=settings.model, turn=turn) as current:
+            response = await client.messages.create(
+                model=settings.model, max_tokens=settings.max_tokens, system=system_blocks,
+                tools=tools, messages=_with_cache_breakpoints(messages),
+            )
+            call = usage_of(settings.model, response.usage)
+            telemetry.record_model_call(current, call)
+        usage = usage + call
         stop = response.stop_reason or "end_turn"
         content = list(response.content or [])
         tool_uses = [b for b in content if getattr(b, "type", None) == "tool_use"]

@@ -43,7 +43,7 @@ from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.tap import TapPoint, TapReader, point_location, point_message
+from greenloop.parsers.tap import TapPoint, TapReader, UniqueIds, point_failed, point_location, point_message
 
 FRAMEWORK = "node-tap"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?tap(?:\.m?js)?(?=\s|$)")]
@@ -78,21 +78,12 @@ def _tree(points: list[TapPoint]) -> list[_Node]:
     return roots
 
 
-def _failing(p: TapPoint) -> bool:
-    return not p.ok and p.directive is None
-
-
 class _Parser:
     def __init__(self, run: RunOutput) -> None:
         self.run = run
         self.index = SourceIndex(run.sources_root)
-        self.seen: dict[str, int] = {}
+        self.unique = UniqueIds()
         self.tests: list[TestResult] = []
-
-    def unique(self, test_id: str) -> str:
-        n = self.seen.get(test_id, 0) + 1
-        self.seen[test_id] = n
-        return test_id if n == 1 else f"{test_id} [{n}]"
 
     def parse(self) -> TestReport:
         report = TestReport(framework=FRAMEWORK)
@@ -134,15 +125,15 @@ class _Parser:
                 self.visit(child)
             else:
                 self.tests.append(self.result(child))
-        if _failing(node.point) and not self._any_failing(node):
+        if point_failed(node.point) and not self._anypoint_failed(node):
             self.tests.append(self.result(node))
 
-    def _any_failing(self, node: _Node) -> bool:
-        return any(_failing(c.point) or self._any_failing(c) for c in node.children)
+    def _anypoint_failed(self, node: _Node) -> bool:
+        return any(point_failed(c.point) or self._anypoint_failed(c) for c in node.children)
 
     def result(self, node: _Node) -> TestResult:
         p = node.point
-        failing = [c.point for c in node.children if _failing(c.point)]
+        failing = [c.point for c in node.children if point_failed(c.point)]
         names = (*p.ancestry, p.description or f"#{p.number}")
         native = message = details = None
         if p.directive == "skip":

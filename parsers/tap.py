@@ -416,3 +416,19 @@ def _raw_value(point: TapPoint, key: str) -> str | None:
         value = str(point.diag(key)).strip()
         return value.splitlines()[0] if value else value
     return raw
+
+
+def point_failed(p: TapPoint) -> bool:
+    """A ``not ok`` that no SKIP or TODO directive excuses."""
+    return not p.ok and p.directive is None
+
+
+class UniqueIds:
+    """Test ids made unique in the order they come: a repeated one gets `` [2]``, `` [3]``..."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def __call__(self, test_id: str) -> str:
+        n = self._seen[test_id] = self._seen.get(test_id, 0) + 1
+        return test_id if n == 1 else f"{test_id} [{n}]"

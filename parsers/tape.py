@@ -48,7 +48,17 @@ from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.locate import SourceIndex, literal_call
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.tap import PLAN_RE, SUBTEST_RE, VERSION_RE, TapPoint, TapReader, point_location, point_message
+from greenloop.parsers.tap import (
+    PLAN_RE,
+    SUBTEST_RE,
+    VERSION_RE,
+    TapPoint,
+    TapReader,
+    UniqueIds,
+    point_failed,
+    point_location,
+    point_message,
+)
 
 FRAMEWORK = "tape"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?tape(?:\.js)?(?=\s|$)")]
@@ -118,20 +128,11 @@ def _stream_tests(run: RunOutput, stream: str) -> tuple[list[_Test], TapReader, 
     return tests, reader, after_plan
 
 
-def _failing(p: TapPoint) -> bool:
-    return not p.ok and p.directive is None
-
-
 class _Parser:
     def __init__(self, run: RunOutput) -> None:
         self.run = run
         self.index = SourceIndex(run.sources_root)
-        self.seen: dict[str, int] = {}
-
-    def unique(self, test_id: str) -> str:
-        n = self.seen.get(test_id, 0) + 1
-        self.seen[test_id] = n
-        return test_id if n == 1 else f"{test_id} [{n}]"
+        self.unique = UniqueIds()
 
     def parse(self) -> TestReport:
         report = TestReport(framework=FRAMEWORK)
@@ -158,7 +159,7 @@ class _Parser:
         return report
 
     def result(self, test: _Test, running: bool) -> TestResult:
-        failing = [p for p in test.points if _failing(p)]
+        failing = [p for p in test.points if point_failed(p)]
         native = message = details = None
         timed_out = False
         if test.kind == "skip":

@@ -3,7 +3,8 @@
 # root and missing), the virtualenv with Greenloop and its dev tools.
 #   scripts/setup.sh        what `make demo` needs (bubblewrap, git)
 #   scripts/setup.sh test   everything the test suite needs too (a running
-#                           dockerd, the sample projects' toolchains)
+#                           dockerd, the sample projects' toolchains, Debian's
+#                           chromium for the Web UI test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,7 @@ fi
 if [ "$(id -u)" = 0 ] && [ "${GREENLOOP_SKIP_SYSTEM:-0}" != 1 ]; then
   bash .ci/setup-sandbox.sh
   if [ "${1:-}" = test ]; then
-    for step in .ci/setup-docker.sh .ci/setup-toolchains.sh; do
+    for step in .ci/setup-docker.sh .ci/setup-toolchains.sh .ci/setup-browser.sh; do
       if [ -f "$step" ]; then bash "$step"; fi
     done
   fi

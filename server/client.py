@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
+from temporalio.runtime import Runtime
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
 
@@ -25,8 +26,9 @@ def configured_address() -> str | None:
         return None
 
 
-async def connect(address: str | None = None, namespace: str | None = None) -> Client:
-    """A client for ``address`` (or the configured cluster), typed errors when unreachable."""
+async def connect(address: str | None = None, namespace: str | None = None, runtime: Runtime | None = None) -> Client:
+    """A client for ``address`` (or the configured cluster), typed errors when unreachable.
+    ``runtime``: a Temporal runtime of its own (one serving metrics, see greenloop.telemetry)."""
     config = dict(ClientConfig.load_client_connect_config())
     if address:
         config["target_host"] = address
@@ -35,7 +37,7 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
     config.setdefault("target_host", "localhost:7233")
     try:
         return await Client.connect(
-            **config, data_converter=pydantic_data_converter, interceptors=[TracingInterceptor()],
+            **config, data_converter=pydantic_data_converter, interceptors=[TracingInterceptor()], runtime=runtime,
         )
     except RuntimeError as exc:
         raise GreenloopError(

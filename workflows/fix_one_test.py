@@ -7,14 +7,15 @@ they failed), asks the fixer for an edit set, applies it with backups and
 validates it: the test alone first, then the whole suite against the
 baseline. FAIL and REGRESSION roll the attempt's edits back exactly before
 the next attempt. When attempts run out the test is ESCALATED and waits for
-a person's ``answer`` (retry N more / skip / abort), or for the deadline's
-default answer.
+a person's ``answer`` (retry N more / skip / abort; an update or a signal, as
+typed in the Web UI or sent by the CLI), or for the deadline's default answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import edits as edit_acts
     from greenloop.activities import fixing as fixing_acts
     from greenloop.activities import testing as testing_acts
+    from greenloop.workflows.control import ANSWER_HINT, parse_answer, shown
     from greenloop.workflows.models import (
         AnalysisNote,
         AnalyzeInput,
@@ -77,6 +79,9 @@ class FixOneTestWorkflow:
         self._regressions_prevented = 0
         self._applied_attempt: int | None = None
         self._suite_after: SuiteRun | None = None
+        self._waiting = False  # ESCALATED and waiting for a person's answer
+        self._note = ""  # what the last state change said
+        self._ignored: list[str] = []  # answers by signal that the state could not take
 
     # --- what people see ---------------------------------------------------------
 
@@ -87,6 +92,7 @@ class FixOneTestWorkflow:
         return FixStatusView(
             test_id=self._test_id, state=self._state, attempt=len(self._attempts),
             last_verdict=last, history=list(self._history), workflow_id=workflow.info().workflow_id,
+            usage=self._usage,
         )
 
     def _set(self, state: FixState, note: str = "") -> None:
@@ -94,20 +100,33 @@ class FixOneTestWorkflow:
         line = f"{state.value}" + (f": {note}" if note else "")
         self._history.append(line)
         upsert_state(state.value)
+        self._note = note
+        self._show()
+
+    def _show(self) -> None:
+        """The Web UI's current details: the test, its state, the last verdict,
+        what to type when it waits for an answer, and answers that were ignored."""
         attempt = len(self._attempts)
         verdicts = ", ".join(f"#{a.number} {a.verdict.value if a.verdict else '?'}" for a in self._attempts)
+        last = next((a for a in reversed(self._attempts) if a.verdict), None)
         workflow.set_current_details(
-            f"**{self._test_id}**\n\nstate: **{state.value}**"
+            f"**{self._test_id}**\n\nstate: **{self._state.value}**"
             + (f" (attempt {attempt})" if attempt else "")
+            + (f"\n\nlast verdict: **{last.verdict.value}**" + (f" ({last.reason})" if last.reason else "")
+               if last and last.verdict else "")
             + (f"\n\nattempts: {verdicts}" if verdicts else "")
-            + (f"\n\n{note}" if note else "")
+            + (f"\n\n{self._note}" if self._note else "")
+            + (f"\n\nto answer: {ANSWER_HINT}" if self._waiting else "")
+            + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:])
         )
 
     # --- what people answer ------------------------------------------------------
 
     @workflow.update
-    async def answer(self, answer: Answer) -> str:
-        """A person's answer to the escalation: retry N more attempts, skip or abort."""
+    async def answer(self, answer: Any) -> str:
+        """A person's answer to the escalation: retry N more attempts, skip or abort
+        (``"skip"``, ``{"choice": "retry", "attempts": 2}`` or an ``Answer``)."""
+        answer = parse_answer(answer, by="an update")
         self._answer = answer
         # Done once the run loop has consumed this answer (it moves on, or resets
         # the answer for a new escalation).
@@ -115,14 +134,39 @@ class FixOneTestWorkflow:
         return self._state.value
 
     @answer.validator
-    def _validate_answer(self, answer: Answer) -> None:
-        if self._state != FixState.ESCALATED:
-            raise ValueError(
-                f"test {self._test_id} is {self._state.value}, not waiting for an answer "
-                "(only an ESCALATED test takes retry/skip/abort)"
-            )
+    def _validate_answer(self, answer: Any) -> None:
+        parse_answer(answer, by="an update")
+        refused = self._refusal()
+        if refused:
+            raise ValueError(refused)
+
+    @workflow.signal(name="answer")
+    def answer_signal(self, answer: Any) -> None:
+        """The same answer as a signal (tools and UIs that only send signals). One
+        that cannot be read, or that the state cannot take, is recorded and ignored:
+        the test's history and current details say so."""
+        try:
+            parsed = parse_answer(answer, by="a signal")
+        except ValueError as exc:
+            return self._ignore(f"signal answer ignored: {exc}")
+        refused = self._refusal()
+        if refused:
+            return self._ignore(f"signal answer {shown(answer)} ignored: {refused}")
+        self._answer = parsed
+
+    def _refusal(self) -> str:
+        """Why the state cannot take an answer now ("" when it can)."""
+        if self._state != FixState.ESCALATED or not self._waiting:
+            return (f"test {self._test_id} is {self._state.value}, not waiting for an answer "
+                    "(only an ESCALATED test takes retry/skip/abort)")
         if self._answer is not None:
-            raise ValueError("this escalation already has an answer")
+            return "this escalation already has an answer"
+        return ""
+
+    def _ignore(self, line: str) -> None:
+        self._history.append(line)
+        self._ignored.append(line)
+        self._show()
 
     # --- the state machine -------------------------------------------------------
 
@@ -302,6 +346,7 @@ class FixOneTestWorkflow:
         """Wait for a person's answer, or the deadline's default answer."""
         self._answer = None
         inp = self._inp
+        self._waiting = True
         self._set(FixState.ESCALATED, f"{len(self._attempts)} attempt(s) failed; waiting for retry/skip/abort")
         try:
             await workflow.wait_condition(
@@ -311,6 +356,7 @@ class FixOneTestWorkflow:
             )
         except asyncio.TimeoutError:
             self._answer = Answer(choice=inp.request.escalation_default, by=BY_DEADLINE)
+        self._waiting = False
         assert self._answer is not None
         return self._answer
 

@@ -25,7 +25,8 @@ fixed in the run workspace itself after the tests in flight.
 Long suites continue-as-new before the history grows large, carrying only
 where the run is (``SuiteProgress``), and only with no child in flight;
 per-test results go to the run directory as they finish. People steer the
-run with updates: ``abort`` (cancels cleanly: the tests in flight are rolled
+run with updates or signals of the same names (workflows/control.py reads what
+they type): ``abort`` (cancels cleanly: the tests in flight are rolled
 back, nothing of theirs is merged) and ``rollback`` (undo a fixed test's
 edits by hand).
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
@@ -44,6 +46,8 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import environment as environment_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.activities import workspace as workspace_acts
+    from greenloop.domain.errors import ErrorKind
+    from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
     from greenloop.workflows.models import (
         FinalizeInput,
@@ -88,6 +92,21 @@ def child_id(run_id: str, test_id: str) -> str:
 
 
 
+class RunStopped(Exception):
+    """The run cannot go on before its first suite run (its summary says why)."""
+
+    def __init__(self, workspace: Workspace, summary: RunSummary) -> None:
+        super().__init__(summary.reason)
+        self.workspace, self.summary = workspace, summary
+
+
+def setup_failure(error: ApplicationError) -> str:
+    """The setup's error message and the end of its log, as the run's reason."""
+    context = error.details[0] if error.details and isinstance(error.details[0], dict) else {}
+    tail = str(context.get("log_tail", "")).strip()
+    return f"{error.message}\n{tail}" if tail else error.message
+
+
 @workflow.defn
 class FixSuiteWorkflow:
     def __init__(self) -> None:
@@ -101,6 +120,7 @@ class FixSuiteWorkflow:
         self._rolled_back: set[str] = set()
         self._rollback_refused: dict[str, str] = {}
         self._phase = "starting"
+        self._ignored: list[str] = []  # signals the run could not take, and why
 
     # --- what people see ---------------------------------------------------------
 
@@ -123,44 +143,99 @@ class FixSuiteWorkflow:
         for v in self._views.values():
             counts[v.state.value] = counts.get(v.state.value, 0) + 1
         states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        workflow.set_current_details(f"**{phase}**" + (f"\n\ntests: {states}" if states else ""))
+        steer = "" if phase in DONE_PHASES else (
+            f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` + the test id: "
+            f"{ANSWER_HINT}\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
+        workflow.set_current_details(
+            f"**{phase}**" + (f"\n\ntests: {states}" if states else "") + steer
+            + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:]))
+
+    def _ignore(self, line: str) -> None:
+        """A signal the run cannot take: recorded, shown in the details, and ignored."""
+        self._ignored.append(line)
+        if self._progress is not None:
+            self._progress.summary.notes.append(line)
+        self._set_phase(self._phase)
 
     # --- what people do ------------------------------------------------------------
 
     @workflow.update
-    async def abort(self, reason: str) -> str:
-        """Stop the run: the tests in flight are cancelled and their edits rolled back."""
-        self._abort_requested = True
-        self._abort_reason = reason or "aborted by a person"
-        self._cancel_children()
+    async def abort(self, reason: Any = "") -> str:
+        """Stop the run: the tests in flight are cancelled and their edits rolled back
+        (``reason``: a string, ``{"reason": "..."}`` or nothing)."""
+        self._request_abort(parse_reason(reason))
         await workflow.wait_condition(lambda: self._phase in DONE_PHASES)
         return self._phase
 
     @abort.validator
-    def _validate_abort(self, reason: str) -> None:
+    def _validate_abort(self, reason: Any = "") -> None:
+        parse_reason(reason)
         if self._phase in DONE_PHASES:
             raise ValueError(f"the run is already {self._phase}")
 
+    @workflow.signal(name="abort")
+    def abort_signal(self, reason: Any = "") -> None:
+        """``abort`` as a signal; one the run cannot take is recorded and ignored."""
+        try:
+            parsed = parse_reason(reason)
+        except ValueError as exc:
+            return self._ignore(f"signal abort ignored: {exc}")
+        if self._phase in DONE_PHASES:
+            return self._ignore(f"signal abort ignored: the run is already {self._phase}")
+        self._request_abort(parsed)
+
+    def _request_abort(self, reason: str) -> None:
+        self._abort_requested = True
+        self._abort_reason = reason or "aborted by a person"
+        self._cancel_children()
+
+    @workflow.signal(name="rollback")
+    def rollback_signal(self, test_id: Any) -> None:
+        """``rollback`` as a signal; one the run cannot take is recorded and ignored."""
+        try:
+            parsed = parse_test_id(test_id)
+        except ValueError as exc:
+            return self._ignore(f"signal rollback ignored: {exc}")
+        refused = self._rollback_refusal(parsed)
+        if refused:
+            return self._ignore(f"signal rollback {shown(test_id)} ignored: {refused}")
+        self._rollback_queue.append(parsed)
+
+    def _rollback_refusal(self, test_id: str) -> str:
+        """Why ``test_id`` cannot be rolled back now ("" when it can)."""
+        if self._phase in DONE_PHASES:
+            return "the run is finished; revert the commit on its branch instead"
+        if self._progress is None or test_id not in self._progress.applied:
+            return f"{test_id} has no applied fix to roll back"
+        if test_id in self._rollback_queue:
+            return f"a rollback of {test_id} is already queued"
+        return ""
+
     @workflow.update
-    async def rollback(self, test_id: str) -> str:
-        """Undo a fixed test's edits by hand (between tests, never mid-attempt)."""
+    async def rollback(self, test_id: Any) -> str:
+        """Undo a fixed test's edits by hand (between tests, never mid-attempt);
+        ``test_id``: the test id, or ``{"test_id": "..."}``."""
+        test_id = parse_test_id(test_id)
+        self._rolled_back.discard(test_id)
         self._rollback_queue.append(test_id)
         await workflow.wait_condition(lambda: test_id in self._rolled_back)
         refused = self._rollback_refused.pop(test_id, None)
         return f"could not roll back {test_id}: {refused}" if refused else f"rolled back {test_id}"
 
     @rollback.validator
-    def _validate_rollback(self, test_id: str) -> None:
-        if self._progress is None or test_id not in self._progress.applied:
-            raise ValueError(f"{test_id} has no applied fix to roll back")
-        if self._phase in DONE_PHASES:
-            raise ValueError("the run is finished; revert the commit on its branch instead")
+    def _validate_rollback(self, test_id: Any) -> None:
+        refused = self._rollback_refusal(parse_test_id(test_id))
+        if refused:
+            raise ValueError(refused)
 
     # --- the run ---------------------------------------------------------------------
 
     @workflow.run
     async def run(self, request: FixRequest) -> RunSummary:
-        progress = request.resume or await self._start(request)
+        try:
+            progress = request.resume or await self._start(request)
+        except RunStopped as stopped:  # before the first suite run: nothing to fix or compare
+            return await self._stop(request, stopped.workspace, stopped.summary)
         request = request.model_copy(update={"resume": None})
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
@@ -197,9 +272,17 @@ class FixSuiteWorkflow:
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
         self._set_phase("setting up the environment")
-        environment = await workflow.execute_activity(
-            environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
-            **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        try:
+            environment = await workflow.execute_activity(
+                environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
+                **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+        except ActivityError as err:
+            if not (isinstance(err.cause, ApplicationError) and err.cause.type == ErrorKind.SETUP_FAILED.value):
+                raise
+            # The suite cannot run: the outcome says why, with the end of the setup's log.
+            summary.state, summary.reason = RunOutcome.SETUP_FAILED, setup_failure(err.cause)
+            summary.baseline_read = False
+            raise RunStopped(ws, summary) from err
         plan = plan.model_copy(update={"environment": environment})  # every test run uses it
         summary.notes.append(f"environment: {environment.reason}")
 
@@ -341,7 +424,7 @@ class FixSuiteWorkflow:
         self._views[test_id].workflow_id = workflow_id
         child = asyncio.ensure_future(workflow.execute_child_workflow(
             FixOneTestWorkflow.run, inp, id=workflow_id,
-            static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}"))
+            static_summary=f"fix {test_id}", static_details=f"run {run_id}, repository {request.repo}\n\nwhen ESCALATED: {ANSWER_HINT}"))
         self._children[test_id] = child
         try:
             return await child
@@ -444,13 +527,14 @@ class FixSuiteWorkflow:
             try:
                 await workflow.execute_activity(
                     edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                            attempt=attempt, patch=patch), **QUICK_OPTIONS)
+                                                            attempt=attempt, patch=patch, by_hand=True),
+                    **QUICK_OPTIONS)
             except ActivityError as exc:
-                if patch is None:  # restoring from backups: a failure fails the run
-                    raise
-                # Later fixes built on the merged one: it stays, and the person is told why.
+                # Later fixes built on this one: it stays, and the person is told why.
                 reason = str(exc.cause or exc)
-                progress.applied[test_id], progress.merged[test_id] = attempt, patch
+                progress.applied[test_id] = attempt
+                if patch is not None:
+                    progress.merged[test_id] = patch
                 self._views[test_id].history.append(f"rollback by hand refused: {reason}")
                 self._rollback_refused[test_id] = reason
                 self._rolled_back.add(test_id)
@@ -461,6 +545,17 @@ class FixSuiteWorkflow:
                 progress.summary.fixed.remove(test_id)
             progress.summary.skipped.append(test_id)
             self._rolled_back.add(test_id)
+
+    async def _stop(self, request: FixRequest, ws: Workspace, summary: RunSummary) -> RunSummary:
+        self._set_phase("finalizing")
+        summary = await workflow.execute_activity(
+            workspace_acts.finalize_run,
+            FinalizeInput(run_id=workflow.info().workflow_id, workspace=ws, summary=summary, final=None),
+            **SETUP_OPTIONS)
+        upsert_run(request.repo, summary.state.upper(), 0)
+        self._set_phase("finished")
+        workflow.set_current_details(outcome_details(summary))
+        return summary
 
     async def _finish(self, request: FixRequest, progress: SuiteProgress) -> RunSummary:
         self._set_phase("finalizing")
@@ -480,7 +575,8 @@ class FixSuiteWorkflow:
         summary = await workflow.execute_activity(
             workspace_acts.finalize_run,
             FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary,
-                          final=final),
+                          final=final, initial=progress.initial, push=request.push,
+                          pull_request=request.pull_request),
             **SETUP_OPTIONS)
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)

@@ -7,9 +7,8 @@ Payloads stay small: raw outputs and reports live in the run directory
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from greenloop.domain.edits import EditSet
 from greenloop.domain.llm import LLMSettings, Usage
@@ -62,12 +61,24 @@ class AnswerChoice(StrEnum):
 
 
 class Answer(BaseModel):
-    """A person's answer to an escalation (seed 004: retry / skip / abort)."""
+    """A person's answer to an escalation (retry / skip / abort). Typed by hand in
+    the Web UI too: a bare choice (``"skip"``) stands for ``{"choice": "skip"}``."""
+
+    model_config = ConfigDict(extra="forbid")
 
     choice: AnswerChoice
     attempts: int = Field(default=3, ge=1, le=10)  # for retry: how many more attempts
     by: str = "unknown"
     note: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_by_hand(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = {"choice": value}
+        if isinstance(value, dict) and isinstance(value.get("choice"), str):
+            value = {**value, "choice": value["choice"].strip().lower()}
+        return value
 
 
 
@@ -108,6 +119,8 @@ class FixRequest(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
+    push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
+    pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
     # Where a long run is when it continues as new; set by the workflow, never by users.
     # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
     resume: SuiteProgress | None = None
@@ -244,6 +257,7 @@ class FixStatusView(BaseModel):
     last_verdict: Verdict | None = None
     history: list[str] = Field(default_factory=list)
     workflow_id: str | None = None
+    usage: Usage | None = None  # what the test's LLM calls cost so far (its own workflow's view)
 
 
 class RunSummary(BaseModel):
@@ -266,8 +280,14 @@ class RunSummary(BaseModel):
     final: Totals | None = None
     report_markdown: str | None = None
     report_json: str | None = None
+    report_html: str | None = None  # the self-contained HTML report
+    junit_before: str | None = None  # the suite before and after, as JUnit XML (for CI systems)
+    junit_after: str | None = None
     patch: str | None = None
     branch: str | None = None
+    pushed: str | None = None  # where the branch was pushed (--push REMOTE)
+    pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
+    pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
@@ -373,13 +393,19 @@ class RollbackInput(BaseModel):
     attempt: int
     # A fix merged from a worktree (concurrency > 1) is taken back out with this patch, not from backups.
     patch: str | None = None
+    # Asked for by a person after the fix was accepted: refused when later fixes changed its files.
+    by_hand: bool = False
 
 
 class FinalizeInput(BaseModel):
     run_id: str
     workspace: Workspace
     summary: RunSummary
-    final: SuiteRun  # the last full run: the tests still failing are read from it
+    # The last full run: the tests still failing are read from it (None: the suite never ran).
+    final: SuiteRun | None
+    initial: SuiteRun | None = None  # the first full run (the "before" of the JUnit export)
+    push: str | None = None  # FixRequest.push
+    pull_request: bool = False  # FixRequest.pull_request
 
 
 class RecordInput(BaseModel):

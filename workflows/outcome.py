@@ -31,4 +31,7 @@ def details(summary: RunSummary) -> str:
     text = f"**finished: {summary.state.value}**"
     if summary.reason:
         text += f"\n\n```text\n{summary.reason.strip()}\n```"
-    return text + f"\n\n{headline(summary)}"
+    text += f"\n\n{headline(summary)}"
+    if summary.report_html:
+        text += f"\n\nreport: [{summary.report_html}](file://{summary.report_html})"
+    return text

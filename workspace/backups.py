@@ -21,15 +21,27 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from greenloop.domain.edits import Edit
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.workspace.policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
 
-
+DELETED = "deleted"
 
 
 class BackupEntry(BaseModel):
     path: str
     existed: bool
     mode: int | None = None
+    # What the attempt left there: the sha256 of the bytes it wrote, or DELETED
+    # (None in manifests written before it was recorded: nothing to check against).
+    after_sha256: str | None = None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else DELETED
+
+
+def _after(edit: Edit) -> str:
+    return DELETED if edit.content is None else hashlib.sha256(edit.content.encode("utf-8")).hexdigest()
 
 
 class Manifest(BaseModel):
@@ -106,9 +118,10 @@ class BackupStore:
                 target = self.workspace / e.path
                 if target.is_file():
                     atomic_write(folder / "files" / e.path, target.read_bytes())
-                    entries.append(BackupEntry(path=e.path, existed=True, mode=target.stat().st_mode & 0o7777))
+                    entries.append(BackupEntry(path=e.path, existed=True, mode=target.stat().st_mode & 0o7777,
+                                               after_sha256=_after(e)))
                 else:
-                    entries.append(BackupEntry(path=e.path, existed=False))
+                    entries.append(BackupEntry(path=e.path, existed=False, after_sha256=_after(e)))
             manifest = Manifest(test_id=test_id, attempt=attempt, entries=entries)
             atomic_write(folder / "manifest.json", manifest.model_dump_json(indent=1).encode())
         for e in edits:
@@ -120,11 +133,22 @@ class BackupStore:
                 atomic_write(target, e.content.encode("utf-8"), mode)
         return [e.path for e in edits]
 
-    def restore(self, test_id: str, attempt: int) -> list[str]:
-        """Put every file the attempt touched back as it was; idempotent."""
+    def restore(self, test_id: str, attempt: int, *, only_if_unchanged: bool = False) -> list[str]:
+        """Put every file the attempt touched back as it was; idempotent.
+
+        ``only_if_unchanged`` (a rollback by hand, later): refuse, changing nothing,
+        when a file is no longer what the attempt left there: a later fix edited it,
+        and restoring the whole file would silently take that fix back out too."""
         manifest = self._manifest(test_id, attempt)
         if manifest is None:
             return []
+        if only_if_unchanged:
+            changed = [e.path for e in manifest.entries
+                       if e.after_sha256 is not None and _sha256(self.workspace / e.path) != e.after_sha256]
+            if changed:
+                raise GreenloopError(
+                    f"later fixes changed {', '.join(changed)} after this one; roll those back first",
+                    kind=ErrorKind.VALIDATION_ERROR, files=changed)
         folder = self.attempt_dir(test_id, attempt)
         for entry in manifest.entries:
             target = self.workspace / entry.path

@@ -171,4 +171,4 @@ async def test_a_setup_that_fails_exits_3_with_the_end_of_its_log(temporal_env, 
     address = temporal_env.client.service_client.config.target_host
     done = greenloop("run", str(repo), "--scripted", str(SCENARIOS / "unfixable.yaml"), "--address", address,
                      data_home=tmp_path, GREENLOOP_HOME=str(tmp_path / "home"))
-    said_well(done, "setup_failed", "greenloop-no-such-package-q7", "hint:", code=3)
+    said_well(done, "setup_failed", "greenloop-no-such-package-q7", "next:", code=3)

@@ -24,7 +24,7 @@ from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, RunSummary
 from greenloop.workflows.search import ALL
-from tests.workflows.conftest import REPO, fix_request, wait_for_view
+from tests.workflows.conftest import fix_request, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"
 FIX = {"path": "shop/cart.py", "old_text": "self.total() * percent / 100",

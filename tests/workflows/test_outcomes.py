@@ -14,9 +14,9 @@ from pathlib import Path
 from temporalio.api.sdk.v1 import WorkflowMetadata
 
 from greenloop.cli.exit_codes import ExitCode, for_summary
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.sandbox.models import SandboxSettings
 from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, Verdict
 from tests.workflows.conftest import BACKEND, drive, fix_request
 

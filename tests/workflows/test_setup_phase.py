@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowFailureError
 
+from greenloop.workflows.models import RunOutcome
 from tests.projectenv.conftest import SRC_LAYOUT, git_init, write
-from tests.workflows.conftest import drive, fix_request
+from tests.workflows.conftest import drive, fix_request, replays
 
 
 @pytest.fixture
@@ -38,24 +38,25 @@ async def test_a_run_sets_the_project_up_before_its_first_suite_run(temporal_env
     assert scheduled.index("set_up_environment") < scheduled.index("run_suite")
 
 
-async def test_a_failing_setup_fails_the_run_once_with_setup_failed(temporal_env, green_src_project, tmp_path):
+async def test_a_failing_setup_ends_the_run_once_with_setup_failed(temporal_env, green_src_project, tmp_path):
     pyproject = green_src_project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"inflection==0.5.1"', '"greenloop-no-such-package-q7==1.0"'))
     git_init(green_src_project)
     request = fix_request(green_src_project, tmp_path)
-    with pytest.raises(WorkflowFailureError) as caught:
-        await drive(temporal_env, request, run_id="setup-fails")
-    cause = caught.value.cause.cause
-    assert cause.type == "setup_failed" and cause.non_retryable
-    assert "greenloop-no-such-package-q7" in json.dumps(cause.details, default=str)
-    handle = temporal_env.client.get_workflow_handle("setup-fails")
+    summary, handle = await drive(temporal_env, request, run_id="setup-fails")
+    assert summary.state == RunOutcome.SETUP_FAILED and not summary.baseline_read
+    assert "greenloop-no-such-package-q7" in summary.reason  # the end of the setup's log
+    assert summary.initial is None and summary.final is None and not summary.fixed
+    assert "setup_failed" in Path(summary.report_markdown).read_text()
+    assert await replays(temporal_env.client, handle) == 1
     history = [e async for e in handle.fetch_history_events()]
     starts = [e.activity_task_started_event_attributes.attempt for e in history
               if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED]
     scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name for e in history
                  if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
-    assert scheduled[-1] == "set_up_environment" and "run_suite" not in scheduled
-    assert starts[-1] == 1  # tried once: another try cannot fix it
+    assert scheduled[-2:] == ["set_up_environment", "finalize_run"] and "run_suite" not in scheduled
+    # (each activity has one started event, written with its last attempt)
+    assert dict(zip(scheduled, starts))["set_up_environment"] == 1  # tried once: another try cannot fix it
 
 
 TWO_BUGS = {

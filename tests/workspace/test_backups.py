@@ -7,6 +7,7 @@ import os
 import pytest
 
 from greenloop.domain.edits import Edit
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.workspace.backups import BackupStore
 from greenloop.workspace.policy import EditRejected
 
@@ -96,3 +97,29 @@ def test_tests_only_policy(tmp_path, repo):
     with pytest.raises(EditRejected, match="test code"):
         store.apply("t", 1, [Edit(path="src/a.py", content="a = 2\n")], allow_production=False)
     assert store.apply("t", 1, [Edit(path="tests/test_a.py", content="x\n")], allow_production=False)
+
+
+def test_a_rollback_by_hand_never_takes_a_later_fix_out_with_it(tmp_path, repo):
+    store = BackupStore(tmp_path / "run", repo)
+    before = snapshot(repo)
+    store.apply("t::first", 1, [Edit(path="src/a.py", content="a = 2\n"), Edit(path="src/new.py", content="n = 1\n")])
+    store.apply("t::second", 1, [Edit(path="src/a.py", content="a = 2\nb = 3\n")])  # builds on the first
+    after_both = snapshot(repo)
+    with pytest.raises(GreenloopError, match="later fixes changed src/a.py") as refused:
+        store.restore("t::first", 1, only_if_unchanged=True)
+    assert refused.value.kind == ErrorKind.VALIDATION_ERROR
+    assert snapshot(repo) == after_both  # refused whole: nothing was restored, not even src/new.py
+    store.restore("t::second", 1, only_if_unchanged=True)  # the later fix goes first
+    store.restore("t::first", 1, only_if_unchanged=True)  # then the first one can
+    assert snapshot(repo) == before
+
+
+def test_a_rollback_by_hand_of_a_deleted_file_checks_it_is_still_gone(tmp_path, repo):
+    store = BackupStore(tmp_path / "run", repo)
+    store.apply("t::rm", 1, [Edit(path="run.sh", content=None)])
+    (repo / "run.sh").write_text("recreated by someone else\n")
+    with pytest.raises(GreenloopError, match="run.sh"):
+        store.restore("t::rm", 1, only_if_unchanged=True)
+    (repo / "run.sh").unlink()
+    store.restore("t::rm", 1, only_if_unchanged=True)
+    assert (repo / "run.sh").read_text() == "#!/bin/sh\n"

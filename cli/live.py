@@ -1,0 +1,171 @@
+"""Live progress of a run in the terminal (``greenloop run``, ``greenloop watch``):
+a Rich table that redraws in place (each test's state, attempt, last verdict and
+elapsed time; the run's phase; the LLM spend against the budget), or, when the
+output is not a terminal (a pipe, a CI log), plain lines as states change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from greenloop.workflows.models import FixRequest, FixState, FixStatusView, RunSummary, Usage
+
+STATE_STYLE = {"FIXED": "green", "SKIPPED": "yellow", "ESCALATED": "bold yellow", "ABORTED": "red",
+               "PENDING": "dim", "ANALYZING": "cyan", "FIXING": "cyan", "VALIDATING": "cyan"}
+
+
+def elapsed(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+class Board:
+    """What is known of a run, shown live (a terminal) or as plain lines (anything else).
+
+    ``answer_hint(test_id)`` is the command that answers an escalated test."""
+
+    def __init__(self, console: Console, run_id: str, answer_hint: Callable[[str], str], quiet: bool = False,
+                 live: bool | None = None) -> None:
+        self.console, self.run_id, self.answer_hint, self.quiet = console, run_id, answer_hint, quiet
+        self.live = (console.is_terminal if live is None else live) and not quiet
+        self.phase = ""
+        self.views: dict[str, FixStatusView] = {}
+        self.started: dict[str, datetime] = {}
+        self.ended: dict[str, datetime] = {}
+        self.spent = 0.0
+        self.budget: float | None = None
+        self._live: Live | None = None
+
+    def __enter__(self) -> Board:
+        if self.live:
+            self._live = Live(self.render(), console=self.console, auto_refresh=False, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.update(self.render(), refresh=True)
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    # --- what is learnt -------------------------------------------------------
+
+    def set_phase(self, phase: str) -> None:
+        if phase and phase != self.phase:
+            self.phase = phase
+            if not self.live and not self.quiet:
+                self.console.print(f"[dim]{escape(phase)}[/]")
+
+    def set_test(self, view: FixStatusView, answerable: bool = True) -> None:
+        before = self.views.get(view.test_id)
+        self.views[view.test_id] = view
+        if before is not None and before.state == view.state or self.live or self.quiet:
+            return
+        self.console.print(f"  {escape(view.test_id)}: [bold]{view.state.value}[/]")
+        if answerable and view.state == FixState.ESCALATED:
+            self.console.print(f"    answer with: {escape(self.answer_hint(view.test_id))}")
+
+    def refresh(self) -> None:
+        if self._live is not None:
+            self._live.update(self.render(), refresh=True)
+
+    # --- what is shown --------------------------------------------------------
+
+    def _elapsed(self, test_id: str) -> str:
+        start = self.started.get(test_id)
+        if start is None:
+            return ""
+        end = self.ended.get(test_id) or datetime.now(timezone.utc)
+        return elapsed((end - start).total_seconds())
+
+    def render(self) -> Group:
+        table = Table(title=escape(f"{self.run_id}: {self.phase or 'starting'}"), title_justify="left",
+                      expand=False)
+        for col in ("test", "state", "attempt", "last verdict", "elapsed"):
+            table.add_column(col, overflow="fold")
+        for v in self.views.values():
+            table.add_row(escape(v.test_id), Text(v.state.value, style=STATE_STYLE.get(v.state.value, "")),
+                          str(v.attempt or ""), v.last_verdict.value if v.last_verdict else "",
+                          self._elapsed(v.test_id))
+        budget = f" of ${self.budget:.2f}" if self.budget is not None else " (no budget)"
+        lines: list[Table | Text] = [table, Text(f"LLM spend: ${self.spent:.4f}{budget}")]
+        for v in self.views.values():
+            if v.state == FixState.ESCALATED:
+                lines.append(Text(f"{v.test_id} waits for a person: {self.answer_hint(v.test_id)}", style="yellow"))
+        return Group(*lines)
+
+
+async def run_request(client: Client, handle: WorkflowHandle) -> FixRequest | None:
+    """What the run was started with (its first event's input), or None if it cannot be read."""
+    try:
+        async for event in handle.fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            (request,) = await client.data_converter.decode(payloads, [FixRequest])
+            return request
+    except (RPCError, ValueError, TypeError):
+        return None
+    return None
+
+
+class Tracker:
+    """Fills a ``Board`` from the run's queries and its children's, on each look."""
+
+    def __init__(self, client: Client, handle: WorkflowHandle, board: Board,
+                 query_timeout: timedelta | None = None) -> None:
+        self.client, self.handle, self.board, self.timeout = client, handle, board, query_timeout
+        self._request_read = False
+
+    async def look(self) -> None:
+        b = self.board
+        if not self._request_read:
+            self._request_read = True
+            request = await run_request(self.client, self.handle)
+            b.budget = request.llm.budget_usd if request else None
+        try:
+            phase = await self.handle.query("phase", result_type=str, rpc_timeout=self.timeout)
+            views = await self.handle.query("status", result_type=list[FixStatusView], rpc_timeout=self.timeout)
+            summary = await self.handle.query("summary", result_type=RunSummary | None, rpc_timeout=self.timeout)
+        except RPCError:
+            return
+        b.set_phase(phase)
+        in_flight = Usage()
+        for v in views:
+            if v.workflow_id and v.test_id not in b.ended:
+                await self._times(v)
+            if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
+                try:
+                    v = await self.client.get_workflow_handle(v.workflow_id).query(
+                        "status", result_type=FixStatusView, rpc_timeout=self.timeout)
+                    in_flight = in_flight + (v.usage or Usage())
+                except RPCError:
+                    pass  # not started yet: the parent's view stands
+            b.set_test(v)
+        b.spent = (summary.usage.cost_usd if summary else 0.0) + in_flight.cost_usd
+        b.refresh()
+
+    async def _times(self, view: FixStatusView) -> None:
+        try:
+            desc = await self.client.get_workflow_handle(view.workflow_id or "").describe(rpc_timeout=self.timeout)
+        except RPCError:
+            return
+        self.board.started[view.test_id] = desc.start_time
+        if desc.close_time is not None:
+            self.board.ended[view.test_id] = desc.close_time
+
+    def finished(self, summary: RunSummary) -> None:
+        """The run ended: every test's last state (no longer answerable) and the whole spend."""
+        for v in summary.tests:
+            self.board.set_test(v, answerable=False)
+        self.board.spent = summary.usage.cost_usd
+        self.board.set_phase("finished")
+        self.board.refresh()

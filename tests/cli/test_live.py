@@ -1,0 +1,109 @@
+"""Live progress: `greenloop run` under a pseudo-terminal draws a Rich table (each test's state, attempt,
+last verdict, elapsed time; the phase; LLM spend against the budget); `greenloop watch RUN` follows a run
+started elsewhere in plain lines when its output is a pipe; `greenloop runs` lists it from the search
+attributes. All against the real dev server, the real sandbox and the scripted LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+import uuid
+
+from greenloop.worker import build_worker
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from tests.cli.test_run import DEMO, SCENARIO, greenloop
+from tests.conftest import REPO
+from tests.workflows.conftest import demo_repo, fix_request, scripted  # noqa: F401 - fixtures
+
+FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
+           "tests/test_money.py::test_format_whole_euros"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+def run_in_pty(args: list[str], env: dict[str, str], timeout_s: float = 250) -> tuple[int, str]:
+    """Run a command with its stdout and stderr on a pseudo-terminal; (exit code, everything it wrote)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=REPO, env=env,
+                            close_fds=True)
+    os.close(follower)
+    out = bytearray()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=30), out.decode("utf-8", "replace")
+
+
+async def test_run_on_a_terminal_shows_a_live_table(temporal_env, tmp_path):
+    address = temporal_env.client.service_client.config.target_host
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GREENLOOP_UI_URL"))}
+    env.update(XDG_DATA_HOME=str(tmp_path), TERM="xterm-256color", COLUMNS="160", LINES="50")
+    code, raw = run_in_pty([sys.executable, "-m", "greenloop.cli.main", "run", str(DEMO), "--scripted", str(SCENARIO),
+                            "--address", address, "--budget-usd", "5"], env)
+    text = ANSI.sub("", raw)
+    assert code == 0, text[-3000:]
+    assert "\x1b[" in raw  # drawn for a terminal (colours, cursor moves)
+    run_id = re.search(r"run (greenloop-demo-python-\S+)", text).group(1)
+    # The last frame: the phase in the title, every test's row, the spend against the budget.
+    last = text[text.rindex(f"{run_id}: finished"):]
+    header = next(line for line in last.splitlines() if "last verdict" in line)
+    assert [c.strip() for c in header.strip("┃│ ").split("┃")] == ["test", "state", "attempt", "last verdict",
+                                                                   "elapsed"]
+    for test_id in FAILING:
+        row = next(line for line in last.splitlines() if test_id in line)
+        cells = [c.strip() for c in row.strip("│ ").split("│")]
+        assert cells[:4] == [test_id, "FIXED", "1", "PASS"] and re.fullmatch(r"\dm\d\ds", cells[4]), row
+    assert "LLM spend: $0.0350 of $5.00" in last
+    # Frames before the last showed the run in progress.
+    assert re.search(r": (starting|preparing the workspace|running the suite|fixing)", text)
+    assert "tests/test_cart.py::test_discount: FIXED" not in text  # no plain lines on a terminal
+    assert "completed: fixed 3" in text and "report: " in text
+
+
+async def test_watch_follows_a_run_in_plain_lines_and_runs_lists_it(temporal_env, demo_repo, scripted, tmp_path):
+    scripted(SCENARIO)
+    queue = f"watch-{uuid.uuid4().hex[:6]}"
+    run_id = f"watched-{uuid.uuid4().hex[:6]}"
+    request = fix_request(demo_repo, tmp_path)
+    async with build_worker(temporal_env.client, task_queue=queue):
+        await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        env = {**os.environ, "GREENLOOP_TASK_QUEUE": queue}
+        address = temporal_env.client.service_client.config.target_host
+        watched = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "greenloop.cli.main", "watch", run_id, "--address", address],
+                                 cwd=REPO, capture_output=True, text=True, timeout=250, env=env)
+    assert watched.returncode == 0, watched.stderr[-3000:]
+    lines = watched.stdout.splitlines()
+    for test_id in FAILING:  # a line per state change, the last one FIXED
+        states = [line.rsplit(": ", 1)[1] for line in lines if line.startswith(f"  {test_id}: ")]
+        assert states and states[-1] == "FIXED", watched.stdout
+    assert "completed: fixed 3" in watched.stdout and "\x1b[" not in watched.stdout
+    assert "finished" in lines  # the last phase, said once the run ended
+
+    listed = greenloop("runs", "--address", address, "--json", "--repo", str(demo_repo), data_home=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [r for r in json.loads(listed.stdout) if r["run_id"] == run_id]
+    assert row["repo"] == str(demo_repo) and row["state"] == "COMPLETED" and row["status"] == "completed"
+    assert row["fixed"] == 3 and row["failing"] == 0 and row["started"]
+    table = greenloop("runs", "--address", address, "--repo", str(demo_repo), data_home=tmp_path)
+    assert run_id in table.stdout and "3/0" in table.stdout
+
+    missing = greenloop("watch", "no-such-run", "--address", address, data_home=tmp_path)
+    assert missing.returncode == 2 and "no such run 'no-such-run'" in missing.stderr
+    assert "Traceback" not in missing.stderr

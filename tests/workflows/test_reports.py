@@ -1,0 +1,115 @@
+"""The files people and CI read after a real run (dev server, sandbox, scripted
+LLM): report.html (self-contained), junit.xml before and after (valid JUnit
+XML, read back with junitparser), summary.json (its versioned schema)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import Error, Failure, JUnitXml, Skipped
+
+from greenloop.workflows.outcome import details
+from greenloop.workspace.report_html import highlight_diff
+from greenloop.workspace.summary_file import SCHEMA_VERSION, SummaryFile
+from tests.conftest import REPO
+from tests.workflows.conftest import DEMO, drive, fix_request
+
+SCENARIOS = DEMO.parent / "scenarios"
+TARGET = "tests/test_cart.py::test_discount"
+
+
+async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scripted, tmp_path):
+    scripted(SCENARIOS / "wrong-then-right.yaml")  # attempt 1 FAIL (rolled back), attempt 2 PASS
+    request = fix_request(demo_repo, tmp_path, select=[TARGET])
+    summary, _ = await drive(temporal_env, request)
+    run_dir = Path(request.run_dir)
+    assert summary.fixed == [TARGET]
+
+    # report.html: one file, nothing fetched, everything a reader needs.
+    assert summary.report_html == str(run_dir / "report.html")
+    page = Path(summary.report_html).read_text()
+    assert not re.search(r"<script|<link|<img|<iframe|@import|url\(|https?://", page, re.I)
+    assert "<style>" in page and 'badge completed">completed<' in page
+    section = page.split(f'<h2 id="{TARGET}">', 1)[1]
+    assert section.index("Attempt 1") < section.index("Attempt 2")
+    assert 'badge FAIL">FAIL<' in section and 'badge PASS">PASS<' in section
+    assert "The discount computation is wrong." in section  # the analysis
+    assert '<span class="del">-        return round(self.total() * percent / 100, 2)  # bug' in section
+    assert '<span class="add">+        return round(self.total() - percent, 2)  # bug' in section  # attempt 1
+    # The timeline: analysed, proposed, applied, run alone, rolled back, then fixed; with times.
+    steps = re.findall(r"<tr><td>(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)</td><td><span class=\"badge (\w+)\">", section)
+    states = [s for _, s in steps]
+    assert states[0] == "ANALYZING" and "FIXING" in states and "VALIDATING" in states
+    assert "edits rolled back" in section and 'end</td><td><span class="badge FIXED">' in section
+    # The validation's output excerpt: pytest's own words about the test run alone.
+    assert "1 passed" in section and "1 failed" in section
+    assert f"${summary.usage.cost_usd:.4f}" in page and f"{summary.usage.input_tokens} input" in page
+    # The run's last details in the Web UI name the page.
+    assert f"report: [{summary.report_html}](file://{summary.report_html})" in details(summary)
+
+    # junit-before.xml / junit.xml: valid JUnit XML, the suite before (failing) and after (green).
+    before, after = JUnitXml.fromfile(summary.junit_before), JUnitXml.fromfile(summary.junit_after)
+    assert summary.junit_after == str(run_dir / "junit.xml")
+    (suite_before,), (suite_after,) = list(before), list(after)
+    assert suite_before.tests == 7 and suite_before.failures == 3 and suite_before.errors == 0
+    assert suite_after.tests == 7 and suite_after.failures == 2  # only test_discount was selected
+    cases = {(c.classname, c.name): c for c in suite_before}
+    discount = cases[("tests/test_cart.py", "test_discount")]
+    assert any(isinstance(r, Failure) and "assert" in (r.text or "") for r in discount.result)
+    fixed = {(c.classname, c.name): c for c in suite_after}[("tests/test_cart.py", "test_discount")]
+    assert not [r for r in fixed.result if isinstance(r, (Failure, Error, Skipped))]
+
+    # summary.json: the versioned document, with every attempt of the driven test.
+    doc = SummaryFile.model_validate_json(Path(summary.report_json).read_text())
+    assert doc.schema_version == SCHEMA_VERSION and doc.fixed == [TARGET]
+    assert [a.verdict.value for a in doc.results[0].attempts] == ["FAIL", "PASS"]
+    assert doc.report_html == summary.report_html and doc.junit_before == summary.junit_before
+
+    # What a reader sees: the page rendered offline by headless Chromium, kept as the test's artifact.
+    shot = screenshot(Path(summary.report_html), artifacts_dir(tmp_path) / "report-html.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def artifacts_dir(tmp_path: Path) -> Path:
+    """Where a test keeps what people look at (CI uploads $GREENLOOP_TEST_ARTIFACTS)."""
+    folder = Path(os.environ.get("GREENLOOP_TEST_ARTIFACTS") or tmp_path / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def screenshot(page: Path, dest: Path) -> Path:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing (apt-get install chromium)")
+        pytest.skip("chromium is not installed: the page is not rendered")
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--window-size=1200,1700", f"--screenshot={dest}", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and dest.is_file(), done.stderr[-2000:]
+    return dest
+
+
+def test_schema_command_prints_the_summary_schema():
+    done = subprocess.run([sys.executable, "-m", "greenloop.cli.main", "schema", "summary"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    schema = json.loads(done.stdout)
+    assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    assert {"run_id", "state", "fixed", "still_failing", "usage", "results", "report_html"} <= set(schema["properties"])
+    assert "AttemptRecord" in schema["$defs"]
+    assert all(p.get("description") for p in schema["properties"].values())  # every field says what it is
+
+
+def test_diff_highlighting_escapes_and_marks_lines():
+    html = highlight_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a < b\n+a <= b\n ctx")
+    assert '<span class="meta">--- a/x.py</span>' in html and '<span class="hunk">@@ -1 +1 @@</span>' in html
+    assert '<span class="del">-a &lt; b</span>' in html and '<span class="add">+a &lt;= b</span>' in html
+    assert " ctx\n" in html
