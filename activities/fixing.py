@@ -15,6 +15,7 @@ from temporalio import activity
 
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
+from greenloop.activities.host import on_host
 from greenloop.activities.llm_errors import provider_errors
 from greenloop.activities.testing import load_report
 from greenloop.domain.edits import EditSet
@@ -41,6 +42,7 @@ def _diff(root: Path, overlay: Overlay) -> str:
 
 @activity.defn
 @typed_errors
+@on_host
 @provider_errors
 async def propose_fix(inp: FixInput) -> FixProposal:
     """Ask the fixer for an edit set for one failing test."""

@@ -8,12 +8,14 @@ activity kills its sandboxed process tree.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from temporalio import activity
 
 from greenloop.activities.errors import typed_errors
+from greenloop.activities.host import on_host, require_file
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
 from greenloop.runner.execute import run_tests
@@ -46,28 +48,35 @@ def _out_dir(ws: Workspace, label: str) -> Path:
 
 
 def load_report(path: str) -> TestReport:
-    return TestReport.model_validate_json(Path(path).read_text())
+    return TestReport.model_validate_json(require_file(path, "the suite report").read_text())
 
 
 def load_statuses(path: str) -> dict[str, Status]:
-    return {k: Status(v) for k, v in json.loads(Path(path).read_text()).items()}
+    return {k: Status(v) for k, v in json.loads(require_file(path, "the per-test statuses").read_text()).items()}
 
 
 @activity.defn
 @typed_errors
+@on_host
 async def plan_tests(inp: PlanInput) -> SuitePlan:
     """Language, framework, build and test commands for the workspace."""
     r = inp.request
-    plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
-                     test_command=r.test_command, build_command=r.build_command)
+    plan = await asyncio.to_thread(make_plan, Path(inp.workspace.path), language=r.language, framework=r.framework,
+                                   test_command=r.test_command, build_command=r.build_command)
     log_event(inp.workspace.run_dir, "plan", **plan.model_dump())
     return plan
 
 
 @activity.defn
 @typed_errors
+@on_host
 async def run_suite(inp: SuiteInput) -> SuiteRun:
     """Run the whole suite; compare with ``compare_to`` when given."""
+    return await execute_suite(inp)
+
+
+async def execute_suite(inp: SuiteInput) -> SuiteRun:
+    """``run_suite``'s work (a rebuild runs the suite too)."""
     ws = inp.workspace
     out = _out_dir(ws, inp.label)
     run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
@@ -97,6 +106,7 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
 
 @activity.defn
 @typed_errors
+@on_host
 async def run_single_test(inp: SingleInput) -> SingleRun:
     """Run one test alone, in its framework's selector syntax."""
     ws = inp.workspace

@@ -18,6 +18,11 @@ class ErrorKind(StrEnum):
     PERMISSION_ERROR = "permission_error"
     OUT_OF_MEMORY = "out_of_memory"
     USER_ABORT = "user_abort"
+    # A run's workspace or one of its files is not on the worker that should hold it
+    # (the worker lost its disk, or the run moved): the run rebuilds it from its history.
+    WORKSPACE_LOST = "workspace_lost"
+    # The run's repository cannot be reached from this worker (a local path it cannot see).
+    REPOSITORY_UNREACHABLE = "repository_unreachable"
 
 
 # Kinds that another try cannot fix (seed 004's "Retry" column).
@@ -29,6 +34,7 @@ NON_RETRYABLE = {
     ErrorKind.PERMISSION_ERROR,
     ErrorKind.OUT_OF_MEMORY,
     ErrorKind.USER_ABORT,
+    ErrorKind.WORKSPACE_LOST,  # the same worker will not find it on a retry: the workflow rebuilds it
 }
 
 
