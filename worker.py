@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from contextlib import AsyncExitStack
+from collections.abc import Callable
+from contextlib import AsyncExitStack, ExitStack
+from pathlib import Path
 from datetime import timedelta
 from types import TracebackType
 
@@ -83,17 +85,25 @@ def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: i
     return Workers(shared, host)
 
 
-async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE) -> None:
-    """Run a worker until SIGINT/SIGTERM."""
+async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE,
+                scripted: Path | None = None, on_ready: Callable[[Workers], None] | None = None) -> None:
+    """Run a worker until SIGINT/SIGTERM; with ``scripted``, its LLM is the scripted
+    one (a scenario file) served in this process."""
     client = await connect(address, namespace)
-    worker = build_worker(client, task_queue)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        async with worker:
-            await stop.wait()
+        with ExitStack() as stack:
+            if scripted is not None:
+                from greenloop.llm.scripted_server import scripted_llm
+
+                stack.enter_context(scripted_llm(scripted))
+            async with build_worker(client, task_queue) as workers:
+                if on_ready is not None:
+                    on_ready(workers)
+                await stop.wait()
     finally:
         sandbox.shutdown()  # warm containers go with the worker
 

@@ -37,6 +37,8 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
         code = asyncio.run(coro)
     except GreenloopError as exc:
         err_console.print(f"[bold red]error[/] [dim]({exc.kind.value})[/]: {exc.message}")
+        if suggestion := exc.context.get("suggestion"):
+            err_console.print(f"  [yellow]hint:[/] {suggestion}")
         code = 2
     except KeyboardInterrupt:
         code = 130

@@ -22,7 +22,7 @@ from temporalio.service import RPCError
 from greenloop.cli.output import console, fail, finish
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.server import dev
-from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes, queue_pollers
 from greenloop.workflows.models import (
     Answer,
     AnswerChoice,
@@ -187,12 +187,16 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
         if scripted is not None:
-            from greenloop.llm.scenario import Scenario
-            from greenloop.llm.scripted_server import ScriptedLLMServer
+            from greenloop.llm.scripted_server import scripted_llm
 
-            server = stack.enter_context(ScriptedLLMServer(Scenario.load(scripted)))
-            os.environ["ANTHROPIC_BASE_URL"] = server.base_url
-            os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
+            if others := await queue_pollers(client, TASK_QUEUE):
+                raise GreenloopError(
+                    f"{len(others)} worker(s) already poll the task queue {TASK_QUEUE} ({', '.join(others[:3])}): "
+                    "a run with the scripted LLM in this process could have its LLM calls answered by them",
+                    kind=ErrorKind.VALIDATION_ERROR, queue=TASK_QUEUE,
+                    suggestion="stop those workers, or rehearse on the cluster with `greenloop worker --scripted "
+                               "SCENARIO` and `greenloop run` without --scripted")
+            stack.enter_context(scripted_llm(scripted))
         if in_process and (wait or scripted is not None):
             await stack.enter_async_context(build_worker(client))
         elif in_process:

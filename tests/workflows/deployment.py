@@ -1,0 +1,82 @@
+"""Helpers for multi-worker tests and benches: ``greenloop worker`` processes that
+each see only their own data directory, as on separate machines (a mount
+namespace per worker, with a tmpfs hiding the other workers' data directories)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.client import Client
+
+from greenloop.server.client import queue_pollers
+
+GREENLOOP = Path(sys.executable).parent / "greenloop"
+
+
+@dataclass
+class Host:
+    """One worker process standing for one machine."""
+
+    name: str
+    home: Path
+    queue: str
+    proc: subprocess.Popen | None = None
+
+    @property
+    def host_queue(self) -> str:
+        return f"{self.queue}@{self.name}"
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.home / "runs" / run_id
+
+    def holds(self, run_id: str) -> bool:
+        return (self.run_dir(run_id) / "workspace").is_dir()
+
+    def kill(self) -> None:
+        """SIGKILL, for good: the machine is gone."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+def start_hosts(names: list[str], root: Path, address: str, queue: str, env: dict[str, str],
+                extra_args: list[str] | None = None) -> list[Host]:
+    """Start one ``greenloop worker`` per name, each with its own GREENLOOP_HOME under
+    ``root``, in its own mount namespace where every other home is an empty tmpfs."""
+    hosts = [Host(name=n, home=root / f"home-{n}", queue=queue) for n in names]
+    for h in hosts:
+        h.home.mkdir(parents=True, exist_ok=True)
+    for h in hosts:
+        hidden = [str(o.home) for o in hosts if o is not h]
+        script = 'for d in "$@"; do [ "$d" = -- ] && break; mount -t tmpfs hidden "$d" || exit 97; done; ' \
+                 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *hidden, "--",
+               str(GREENLOOP), "worker", "--address", address, "--task-queue", queue, "--host", h.name,
+               *(extra_args or [])]
+        log = open(root / f"worker-{h.name}.log", "ab")  # noqa: SIM115 - the process owns it
+        h.proc = subprocess.Popen(cmd, env={**os.environ, **env, "GREENLOOP_HOME": str(h.home)},
+                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return hosts
+
+
+async def wait_polling(client: Client, hosts: list[Host], timeout_s: float = 60) -> None:
+    """Until every host polls its host queue (and so the shared one)."""
+    for _ in range(int(timeout_s / 0.25)):
+        if all([await queue_pollers(client, h.host_queue, within_s=30) for h in hosts]):
+            return
+        for h in hosts:
+            if h.proc is not None and h.proc.poll() is not None:
+                raise AssertionError(f"worker {h.name} exited with {h.proc.returncode}")
+        await asyncio.sleep(0.25)
+    raise AssertionError("the workers never polled their queues")
+
+
+def stop_hosts(hosts: list[Host]) -> None:
+    for h in hosts:
+        h.kill()

@@ -1,0 +1,174 @@
+"""A real deployment on a real dev server: two ``greenloop worker`` processes that
+each see only their own data directory (separate mount namespaces, the other's
+home hidden under a tmpfs), as on two machines.
+
+Runs end green with exact content at concurrency 1 and 2; a worker SIGKILLed
+for good while it holds a run (mid-FIXING, mid-VALIDATING) loses nothing: the
+other worker rebuilds the workspace from the history (the repository and every
+accepted fix, in order) and finishes the run with exactly the right files; a
+missing workspace is a typed error (``workspace_lost``), never an empty run."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from greenloop.activities import testing as testing_acts
+from greenloop.runner.plan import SuitePlan
+from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.models import FixState, RunSummary, SandboxSettings, SuiteInput, Workspace
+from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
+from tests.workflows.deployment import Host, start_hosts, stop_hosts, wait_polling
+
+SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
+FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
+           "tests/test_money.py::test_format_whole_euros"]
+# The demo's three bugs, and their fixes as the scenario makes them.
+FIXES = {
+    "shop/cart.py": [("self.lines[sku] = (price, qty)  # bug: forgets the quantity already in the cart",
+                      "self.lines[sku] = (price, old + qty)"),
+                     ("return round(self.total() * percent / 100, 2)  # bug: returns the discount, not the total",
+                      "return round(self.total() * (100 - percent) / 100, 2)")],
+    "shop/money.py": [('return f"{cents // 100}.{cents % 100} EUR"  # bug: no zero padding of the cents',
+                       'return f"{cents // 100}.{cents % 100:02d} EUR"')],
+}
+
+
+def expected(path: str) -> str:
+    text = (DEMO / path).read_text()
+    for old, new in FIXES[path]:
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    return text
+
+
+def assert_exact(workspace: Path) -> None:
+    """Every fix exactly once, nothing else changed (against the starting point)."""
+    for path in FIXES:
+        assert (workspace / path).read_text() == expected(path), path
+    changed = subprocess.run(["git", "-C", str(workspace), "diff", "--name-only", "HEAD~1", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(changed) == sorted(FIXES)
+
+
+def slowed_scenario(test: str, delay_s: float) -> dict:
+    """The demo scenario, with ``test``'s first fixer call answered after ``delay_s``."""
+    sc = yaml.safe_load(SCENARIO.read_text())
+    for rule in sc["rules"]:
+        trig = rule["trigger"]
+        if trig.get("role") == "fixer" and trig.get("context", "") in test and trig.get("turn") == 1:
+            rule["response"]["delay_s"] = delay_s
+    return sc
+
+
+@pytest.fixture
+def hosts_for(temporal_env, tmp_path):
+    started: list[list[Host]] = []
+
+    async def start(server, names=("a", "b")) -> list[Host]:
+        client = temporal_env.client
+        queue = f"deploy-{uuid.uuid4().hex[:6]}"
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
+        hosts = start_hosts(list(names), tmp_path / "hosts", client.service_client.config.target_host, queue, env)
+        started.append(hosts)
+        await wait_polling(client, hosts)
+        return hosts
+
+    yield start
+    for hosts in started:
+        stop_hosts(hosts)
+
+
+def request_for(demo_repo: Path, tmp_path: Path, **overrides):
+    # No run_dir: each worker keeps runs under its own GREENLOOP_HOME, as on its own machine.
+    return fix_request(demo_repo, tmp_path, run_dir=None, heartbeat_timeout_s=5, host_timeout_s=5, **overrides)
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+async def test_two_workers_without_a_shared_disk_drive_the_demo_to_green(
+        temporal_env, demo_repo, scripted, tmp_path, hosts_for, concurrency):
+    hosts = await hosts_for(scripted(SCENARIO))
+    client = temporal_env.client
+    request = request_for(demo_repo, tmp_path, concurrency=concurrency)
+    run_id = f"deploy-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
+    summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
+
+    assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)
+    assert summary.final.failed == 0 and summary.final.passed == 7
+    holders = [h for h in hosts if h.holds(run_id)]
+    assert len(holders) == 1  # the run's files live on one worker only, and it never moved
+    assert not any("rebuilt" in n for n in summary.notes)
+    assert_exact(holders[0].run_dir(run_id) / "workspace")
+    assert summary.patch == str(holders[0].run_dir(run_id) / "greenloop.patch")
+
+
+@pytest.mark.parametrize("kill_in", ["FIXING", "VALIDATING"])
+async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for, kill_in):
+    victim_test = FAILING[1]  # the second test: the first one's accepted fix must be replayed elsewhere
+    if kill_in == "VALIDATING":
+        (demo_repo / "tests" / "conftest.py").write_text("import time\ntime.sleep(1.5)\n")
+    server = scripted(slowed_scenario(victim_test, 4.0 if kill_in == "FIXING" else 0.0))
+    hosts = await hosts_for(server)
+    client = temporal_env.client
+    request = request_for(demo_repo, tmp_path)
+    run_id = f"lost-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
+    await wait_for_view(client, child_id(run_id, victim_test), lambda v: v.state == FixState[kill_in], kill_in,
+                        timeout_s=180)
+    await asyncio.sleep(0.5)
+    [holder] = [h for h in hosts if h.holds(run_id)]
+    [survivor] = [h for h in hosts if h is not holder]
+    holder.kill()
+
+    summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
+    assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)
+    assert summary.final.failed == 0
+    assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
+    assert_exact(survivor.run_dir(run_id) / "workspace")
+    assert summary.patch == str(survivor.run_dir(run_id) / "greenloop.patch")
+    # The lost attempt's model calls were made and are counted: the victim's fixer was asked twice.
+    firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
+    assert len(firsts) == 2
+
+
+async def test_a_missing_workspace_is_a_typed_error_not_an_empty_run(tmp_path):
+    ws = Workspace(path=str(tmp_path / "gone" / "workspace"), run_dir=str(tmp_path / "gone"), repo=str(DEMO),
+                   is_git=True)
+    plan = SuitePlan(language="python", framework="pytest", test_command="python -m pytest", build_command=None)
+    inp = SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=SandboxSettings(backend="bwrap"))
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(testing_acts.run_suite, inp)
+    assert err.value.type == "workspace_lost" and err.value.non_retryable
+    assert "is not on worker" in err.value.message
+    assert not (tmp_path / "gone").exists()  # nothing was created
+
+
+async def test_a_workspace_wiped_mid_run_is_rebuilt_from_the_history(temporal_env, demo_repo, scripted, tmp_path):
+    """The worker is still there but its files are not (a wiped disk): the next
+    activity says ``workspace_lost`` and the run rebuilds, never runs an empty folder."""
+    victim_test = FAILING[1]
+    scripted(slowed_scenario(victim_test, 4.0))
+    request = fix_request(demo_repo, tmp_path, heartbeat_timeout_s=5, host_timeout_s=5)
+    run_id = f"wiped-{uuid.uuid4().hex[:6]}"
+
+    async def wipe() -> None:
+        await wait_for_view(temporal_env.client, child_id(run_id, victim_test),
+                            lambda v: v.state == FixState.FIXING, "FIXING")
+        shutil.rmtree(Path(request.run_dir) / "workspace")
+
+    wiper = asyncio.ensure_future(wipe())
+    summary, _ = await drive(temporal_env, request, run_id=run_id)
+    await wiper
+    assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)
+    assert summary.final.failed == 0 and summary.final.passed == 7
+    assert any("rebuilt" in n and "workspace_lost" not in n for n in summary.notes), summary.notes
+    assert_exact(Path(request.run_dir) / "workspace")
