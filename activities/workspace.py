@@ -38,7 +38,7 @@ from greenloop.workflows.models import (
 )
 from greenloop.workspace import prepare as prep
 from greenloop.workspace import worktree as wt
-from greenloop.workspace.backups import BackupStore, slug
+from greenloop.workspace.backups import BackupStore, crash_point, slug
 from greenloop.workspace.events import log_event
 from greenloop.workspace.report import render_markdown
 
@@ -206,6 +206,7 @@ async def merge_worktree(inp: MergeInput) -> MergeResult:
         pending.unlink(missing_ok=True)
         log_event(ws.run_dir, "merge_conflict", test=tree.test_id, files=outcome.files, reason=outcome.reason)
         return MergeResult(merged=False, reason=outcome.reason, files=outcome.files)
+    crash_point("merge_worktree")  # crash-safety tests: the fix is in the workspace, the merge not recorded
     os.replace(pending, patch)
     baseline = await asyncio.to_thread(merged_baseline, inp.baseline, inp.suite_after,
                                        Path(ws.run_dir) / "runs" / f"merged-{name}")

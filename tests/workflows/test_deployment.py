@@ -3,7 +3,7 @@ each see only their own data directory (separate mount namespaces, the other's
 home hidden under a tmpfs), as on two machines.
 
 Runs end green with exact content at concurrency 1 and 2; a worker SIGKILLed
-for good while it holds a run (mid-FIXING, mid-VALIDATING) loses nothing: the
+for good while it holds a run (mid-FIXING, mid-VALIDATING, mid-merge) loses nothing: the
 other worker rebuilds the workspace from the history (the repository and every
 accepted fix, in order) and finishes the run with exactly the right files; a
 missing workspace is a typed error (``workspace_lost``), never an empty run."""
@@ -73,10 +73,10 @@ def slowed_scenario(test: str, delay_s: float) -> dict:
 def hosts_for(temporal_env, tmp_path):
     started: list[list[Host]] = []
 
-    async def start(server, names=("a", "b")) -> list[Host]:
+    async def start(server, names=("a", "b"), crash: dict[str, str] | None = None) -> list[Host]:
         client = temporal_env.client
         queue = f"deploy-{uuid.uuid4().hex[:6]}"
-        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key", **(crash or {})}
         hosts = start_hosts(list(names), tmp_path / "hosts", client.service_client.config.target_host, queue, env)
         started.append(hosts)
         await wait_polling(client, hosts)
@@ -138,6 +138,29 @@ async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scr
     # The lost attempt's model calls were made and are counted: the victim's fixer was asked twice.
     firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
     assert len(firsts) == 2
+
+
+async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for):
+    """Concurrency 2: the worker holding the run dies half-way through merging a
+    fix from its worktree (the files changed, the merge not recorded). The other
+    worker rebuilds from the accepted fixes only, and the half-merged test is
+    fixed again there."""
+    marker = tmp_path / "crashed"
+    hosts = await hosts_for(scripted(SCENARIO), crash={"GREENLOOP_CRASH_AT": "merge_worktree",
+                                                       "GREENLOOP_CRASH_MARKER": str(marker)})
+    client = temporal_env.client
+    request = request_for(demo_repo, tmp_path, concurrency=2)
+    run_id = f"merge-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
+    summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
+
+    assert marker.read_text() == "merge_worktree"
+    [dead] = [h for h in hosts if h.proc is not None and h.proc.poll() is not None]
+    [survivor] = [h for h in hosts if h is not dead]
+    assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)
+    assert summary.final.failed == 0
+    assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
+    assert_exact(survivor.run_dir(run_id) / "workspace")
 
 
 async def test_a_missing_workspace_is_a_typed_error_not_an_empty_run(tmp_path):
