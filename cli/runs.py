@@ -22,7 +22,7 @@ from temporalio.service import RPCError
 from greenloop.cli.output import console, fail, finish
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.server import dev
-from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes, queue_pollers
+from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from greenloop.workflows.models import (
     Answer,
     AnswerChoice,
@@ -160,12 +160,23 @@ def run_command(
         )
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
+        if scripted is not None and not wait:
+            raise GreenloopError(
+                "--scripted runs the scripted LLM and the run's worker in this command, so the run cannot "
+                "outlive it (--no-wait)", kind=ErrorKind.VALIDATION_ERROR,
+                suggestion="for runs that outlive the command, start `greenloop worker --scripted SCENARIO` "
+                           "and `greenloop run` without --scripted")
         if scripted is None and not analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
-                   if "API" in exc.message else None) from None
+                   if "API" in exc.message else exc.context.get("suggestion")) from None
     finish(_run(request, scripted, wait, address, namespace, as_json))
+
+
+def private_queue(run_id: str) -> str:
+    """The task queue of a run whose worker lives in this command (``--scripted``)."""
+    return f"{TASK_QUEUE}-private-{run_id}"
 
 
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
@@ -186,23 +197,20 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
+        queue = TASK_QUEUE
         if scripted is not None:
             from greenloop.llm.scripted_server import scripted_llm
 
-            if others := await queue_pollers(client, TASK_QUEUE):
-                raise GreenloopError(
-                    f"{len(others)} worker(s) already poll the task queue {TASK_QUEUE} ({', '.join(others[:3])}): "
-                    "a run with the scripted LLM in this process could have its LLM calls answered by them",
-                    kind=ErrorKind.VALIDATION_ERROR, queue=TASK_QUEUE,
-                    suggestion="stop those workers, or rehearse on the cluster with `greenloop worker --scripted "
-                               "SCENARIO` and `greenloop run` without --scripted")
+            # The scripted LLM lives in this process: its run goes to a queue only this process polls,
+            # so no other worker (without the scripted LLM) ever takes one of its activities.
+            queue = private_queue(run_id)
             stack.enter_context(scripted_llm(scripted))
         if in_process and (wait or scripted is not None):
-            await stack.enter_async_context(build_worker(client))
+            await stack.enter_async_context(build_worker(client, task_queue=queue))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=TASK_QUEUE,
+        await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=queue,
                                     static_summary=f"fix failing tests of {request.repo}")
         link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:

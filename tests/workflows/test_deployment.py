@@ -11,6 +11,8 @@ missing workspace is a typed error (``workspace_lost``), never an empty run."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
 import subprocess
 import uuid
@@ -26,7 +28,7 @@ from greenloop.runner.plan import SuitePlan
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, RunSummary, SandboxSettings, SuiteInput, Workspace
 from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
-from tests.workflows.deployment import Host, start_hosts, stop_hosts, wait_polling
+from tests.workflows.deployment import GREENLOOP, Host, start_hosts, stop_hosts, wait_polling
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
 FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
@@ -195,3 +197,52 @@ async def test_a_workspace_wiped_mid_run_is_rebuilt_from_the_history(temporal_en
     assert summary.final.failed == 0 and summary.final.passed == 7
     assert any("rebuilt" in n and "workspace_lost" not in n for n in summary.notes), summary.notes
     assert_exact(Path(request.run_dir) / "workspace")
+
+
+async def test_a_scripted_worker_answers_for_a_cluster(temporal_env, demo_repo, tmp_path):
+    """``greenloop worker --scripted SCENARIO``: a worker whose LLM is the scripted one,
+    for rehearsals on a cluster; plain ``run`` requests go to it."""
+    client = temporal_env.client
+    hosts = start_hosts(["solo"], tmp_path / "hosts", client.service_client.config.target_host,
+                        f"rehearsal-{uuid.uuid4().hex[:6]}", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/nothing"},
+                        extra_args=["--scripted", str(SCENARIO)])
+    try:
+        await wait_polling(client, hosts)
+        request = request_for(demo_repo, tmp_path)
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"rehearsal-{uuid.uuid4().hex[:6]}",
+                                             task_queue=hosts[0].queue)
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
+    finally:
+        stop_hosts(hosts)
+    assert sorted(summary.fixed) == sorted(FAILING) and summary.final.failed == 0
+    assert_exact(hosts[0].run_dir(handle.id) / "workspace")
+
+
+async def test_run_scripted_keeps_its_run_away_from_other_workers(temporal_env, tmp_path):
+    """Another worker polls the shared queue and has no scripted LLM (its model
+    calls would fail): ``run --scripted`` puts its run on a queue of its own, so
+    none of the run's activities reaches that worker; ``--no-wait`` is refused
+    (the scripted LLM cannot outlive the command)."""
+    client = temporal_env.client
+    address = client.service_client.config.target_host
+    queue = f"shared-{uuid.uuid4().hex[:6]}"
+    hosts = start_hosts(["other"], tmp_path / "hosts", address, queue,
+                        {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/nothing", "ANTHROPIC_API_KEY": "none"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env |= {"GREENLOOP_TASK_QUEUE": queue, "GREENLOOP_HOME": str(tmp_path / "cli-home")}
+    try:
+        await wait_polling(client, hosts)
+        cli = [str(GREENLOOP), "run", str(DEMO), "--scripted", str(SCENARIO), "--address", address]
+        done = await asyncio.to_thread(subprocess.run, [*cli, "--json"], capture_output=True, text=True,
+                                       timeout=280, env=env)
+        refused = await asyncio.to_thread(subprocess.run, [*cli, "--no-wait"], capture_output=True, text=True,
+                                          timeout=60, env=env)
+    finally:
+        stop_hosts(hosts)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert len(summary["fixed"]) == 3 and summary["final"]["failed"] == 0
+    assert str(tmp_path / "cli-home") in summary["patch"]  # prepared by the command's own worker
+    assert not (hosts[0].home / "runs").exists()  # nothing of the run reached the other worker
+    assert refused.returncode == 2 and "--no-wait" in refused.stderr and "greenloop worker --scripted" in refused.stderr
+    assert "Traceback" not in done.stderr + refused.stderr
