@@ -20,7 +20,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from greenloop import sandbox
-from greenloop.activities import analysis, edits, fixing, testing, workspace
+from greenloop.activities import analysis, conversation, edits, fixing, testing, workspace
 from greenloop.activities.host import host_queue
 from greenloop.server.client import TASK_QUEUE, connect
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
@@ -33,6 +33,7 @@ ACTIVITIES = [
     testing.plan_tests, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
     fixing.propose_fix,
+    conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
 ]
 

@@ -21,7 +21,6 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import analysis as analysis_acts
     from greenloop.activities import edits as edit_acts
-    from greenloop.activities import fixing as fixing_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.workflows.models import (
         AnalysisNote,
@@ -44,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
+    from greenloop.workflows.conversation import fixer_conversation
     from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.options import llm_options, quick_options, test_run_options
     from greenloop.workflows.search import upsert_state
@@ -160,6 +160,9 @@ class FixOneTestWorkflow:
             self._set(FixState.ABORTED, "run aborted")
             return self._result()
 
+    def _count(self, usage: Usage) -> None:
+        self._usage = self._usage + usage
+
     def _out_of_money(self) -> bool:
         share = self._inp.request.llm.budget_usd  # this test's share of the run's budget
         return share is not None and self._usage.cost_usd >= share
@@ -197,14 +200,13 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, False
 
         self._set(FixState.FIXING)
-        proposal = await host_activity(
-            fixing_acts.propose_fix,
+        # The fixer's conversation, one activity per model call (its usage counted call by call).
+        proposal = await fixer_conversation(
             FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                      attempt=number, failure_run=inp.failure_run, analysis=note,
                      attempts=self._attempts[:-1], llm=self._llm()),
-            inp.workspace, inp.request, llm_options(inp.request.heartbeat_timeout_s),
+            inp.request, self._count,
         )
-        self._usage = self._usage + proposal.usage
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")

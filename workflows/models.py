@@ -420,6 +420,43 @@ class RemoveWorktreeInput(BaseModel):
     worktree: Worktree
 
 
+class ConversationStart(BaseModel):
+    """A fixer conversation begun on the host (``ref``: its file there, with the
+    messages and tool results, which never travel), or a proposal without one."""
+
+    ref: str | None = None
+    proposal: FixProposal | None = None
+
+
+class TurnInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+    llm: LLMSettings
+
+
+class ModelTurnResult(BaseModel):
+    """One model call of a conversation, as the workflow sees it: what it cost,
+    why it stopped, the tools it asks for (names; their inputs stay on the host)."""
+
+    usage: Usage
+    stop: str
+    tool_calls: list[str] = Field(default_factory=list)
+    replayed: bool = False  # made earlier by a worker that died before reporting it: not asked again
+
+
+class ToolsInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+
+
+class FinishFixInput(BaseModel):
+    fix: FixInput
+    ref: str
+    stop: str
+
+
 class AcceptedChange(BaseModel):
     """One accepted fix as the history holds it, in the order it entered the run
     workspace: the edit set applied in place, or the patch a merge applied."""

@@ -246,3 +246,47 @@ async def test_run_scripted_keeps_its_run_away_from_other_workers(temporal_env, 
     assert not (hosts[0].home / "runs").exists()  # nothing of the run reached the other worker
     assert refused.returncode == 2 and "--no-wait" in refused.stderr and "greenloop worker --scripted" in refused.stderr
     assert "Traceback" not in done.stderr + refused.stderr
+
+
+async def test_a_conversation_interrupted_by_a_kill_resumes_at_the_next_model_call(
+        temporal_env, demo_repo, scripted, tmp_path):
+    """Each model call is its own activity: the worker dies while the fixer's
+    second call is in flight, comes back (same disk, same host queue), and the
+    conversation goes on from that call; the first is never asked again."""
+    sc = yaml.safe_load(SCENARIO.read_text())
+    for rule in sc["rules"]:
+        if rule["trigger"] == {"role": "fixer", "context": "merges_quantities", "turn": 2}:
+            rule["response"]["delay_s"] = 4.0
+    server = scripted(sc)
+    client = temporal_env.client
+    address, queue = client.service_client.config.target_host, f"resume-{uuid.uuid4().hex[:6]}"
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
+    root = tmp_path / "hosts"
+    [first] = start_hosts(["one"], root, address, queue, env)
+    second: list[Host] = []
+    try:
+        await wait_polling(client, [first])
+        request = request_for(demo_repo, tmp_path, select=[FAILING[0]])
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"resume-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue)
+
+        def fixer_turns(turn: int) -> int:
+            return sum(1 for r in server.requests if r.role == "fixer" and r.turn == turn)
+
+        for _ in range(600):
+            if fixer_turns(2):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # the second call is in flight (answered after 4 s)
+        first.kill()
+        second = start_hosts(["one"], root, address, queue, env)  # the same machine, back with its disk
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=240)
+    finally:
+        stop_hosts([first, *second])
+    assert summary.fixed == [FAILING[0]]
+    assert (fixer_turns(1), fixer_turns(2), fixer_turns(3)) == (1, 2, 1)  # only the call in flight was redone
+    assert not any("rebuilt" in n for n in summary.notes)  # the worker came back in time: nothing moved
+    ws = second[0].run_dir(handle.id) / "workspace"
+    assert (ws / "shop/cart.py").read_text().count("self.lines[sku] = (price, old + qty)") == 1
+    # Every completed model call is counted (the analyzer's and the fixer's three); the lost one is not.
+    assert summary.usage.calls == 4
