@@ -51,7 +51,7 @@ SCENARIO = REPO / "samples" / "scenarios" / "demo-python.yaml"
 VICTIM = "tests/test_cart.py::test_discount"  # the demo's second test: the first one's fix is replayed
 # How each kind is reached: the victim's state to wait for, a scenario delay, a slower suite, a crash point.
 KINDS = {
-    "propose_fix": {"state": FixState.FIXING, "delay": 6.0},
+    "fixer_turn": {"state": FixState.FIXING, "delay": 6.0},  # a model call in flight
     "run_single_test": {"state": FixState.VALIDATING, "slow": True},
     "apply_edits": {"crash": "apply_edits"},
     "merge_worktree": {"crash": "merge_worktree", "concurrency": 2},
