@@ -69,7 +69,8 @@ async def propose_fix(inp: FixInput) -> FixProposal:
     return proposal
 
 
-def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixInput, test_file: str | None) -> FixProposal:
+def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixInput,
+                  test_file: str | None) -> FixProposal:
     """What a finished fixer conversation proposes: its edits (unless they are a fake
     fix), or why there are none."""
     edits = overlay.edits()

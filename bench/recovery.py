@@ -15,7 +15,8 @@ the history and finishes. From the parent's history it reports, from the kill:
   * resumed: when the test was driven again (its new child started);
   * run: the whole run, against the same run with no worker lost.
 
-Usage: python bench/recovery.py [--heartbeat S] [--host-timeout S] [--kinds fixer_turn,run_single_test,apply_edits,merge_worktree]
+Usage: python bench/recovery.py [--heartbeat S] [--host-timeout S]
+                                [--kinds fixer_turn,run_single_test,apply_edits,merge_worktree]
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ def worker_command(
     scripted: Annotated[Path | None, typer.Option(
         help="Answer LLM calls with this scripted scenario (YAML) instead of Claude: rehearsals and tests.")] = None,
     host: Annotated[str | None, typer.Option(
-        help="This worker's host id (default: GREENLOOP_HOST, else the machine's name and its data directory).")] = None,
+        help="This worker's host id (default: GREENLOOP_HOST, else the machine's name and its data "
+             "directory).")] = None,
 ) -> None:
     """Run a worker until interrupted (SIGINT/SIGTERM shut it down gracefully).
 

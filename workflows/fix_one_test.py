@@ -239,7 +239,8 @@ class FixOneTestWorkflow:
             testing_acts.run_single_test,
             SingleInput(workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id, failure_run=inp.failure_run,
                         sandbox=inp.request.sandbox, label=f"validate-{number}-single"),
-            inp.workspace, inp.request, test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
+            inp.workspace, inp.request,
+            test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
             if single.status is None and single.message:  # it did not run: the message says why (e.g. the build)
@@ -250,7 +251,8 @@ class FixOneTestWorkflow:
             testing_acts.run_suite,
             SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
                        sandbox=inp.request.sandbox, compare_to=inp.baseline, focus=inp.test_id),
-            inp.workspace, inp.request, test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
+            inp.workspace, inp.request,
+            test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:
