@@ -43,10 +43,15 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
+    from greenloop.activities import fixing as fixing_acts
     from greenloop.workflows.conversation import fixer_conversation
     from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.options import llm_options, quick_options, test_run_options
     from greenloop.workflows.search import upsert_state
+
+
+# The patch that made the fixer's conversation a sequence of activities (histories from before replay).
+FIXER_CONVERSATION = "fixer-conversation"
 
 
 @workflow.defn
@@ -200,13 +205,16 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, False
 
         self._set(FixState.FIXING)
-        # The fixer's conversation, one activity per model call (its usage counted call by call).
-        proposal = await fixer_conversation(
-            FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
-                     attempt=number, failure_run=inp.failure_run, analysis=note,
-                     attempts=self._attempts[:-1], llm=self._llm()),
-            inp.request, self._count,
-        )
+        fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
+                             attempt=number, failure_run=inp.failure_run, analysis=note,
+                             attempts=self._attempts[:-1], llm=self._llm())
+        if workflow.patched(FIXER_CONVERSATION):
+            # The fixer's conversation, one activity per model call (its usage counted call by call).
+            proposal = await fixer_conversation(fix_input, inp.request, self._count)
+        else:  # a run started before: its whole conversation was one activity
+            proposal = await host_activity(fixing_acts.propose_fix, fix_input, inp.workspace, inp.request,
+                                           llm_options(inp.request.heartbeat_timeout_s))
+            self._count(proposal.usage)
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")

@@ -28,7 +28,7 @@ from greenloop.activities import testing as testing_acts
 from greenloop.runner.plan import SuitePlan
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, RunSummary, SandboxSettings, SuiteInput, Workspace
-from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
+from tests.workflows.conftest import DEMO, drive, fix_request, replays, wait_for_view
 from tests.workflows.deployment import GREENLOOP, Host, start_hosts, stop_hosts, wait_polling
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
@@ -141,6 +141,7 @@ async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scr
     # The lost attempt's model calls were made and are counted: the victim's fixer was asked twice.
     firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
     assert len(firsts) == 2
+    await replays(client, handle)  # the move to another worker replays deterministically
 
 
 async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for):
@@ -164,6 +165,7 @@ async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, sc
     assert summary.final.failed == 0
     assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
     assert_exact(survivor.run_dir(run_id) / "workspace")
+    await replays(client, handle)
 
 
 async def test_a_missing_workspace_is_a_typed_error_not_an_empty_run(tmp_path):
