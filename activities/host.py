@@ -85,17 +85,22 @@ def require_file(path: str | Path, what: str = "the run file") -> Path:
     return p
 
 
-def on_host(fn: Callable[[Any], Awaitable[R]]) -> Callable[[Any], Awaitable[R]]:
-    """An activity on the run's files: its input's workspace (and a worktree's)
-    must exist here, and it heartbeats while it runs, so a lost worker is noticed
-    within the heartbeat timeout (blocking work inside runs in a thread)."""
+def on_host(fn: Callable[[Any], Awaitable[R]] | None = None, *, worktree: bool = True) -> Any:
+    """An activity on the run's files: its input's workspace (and a worktree's,
+    unless ``worktree=False``: removing one that is gone is fine) must exist here,
+    and it heartbeats while it runs, so a lost worker is noticed within the
+    heartbeat timeout (blocking work inside runs in a thread)."""
 
-    @functools.wraps(fn)
-    async def wrapper(inp: Any) -> R:
-        for ws in (getattr(inp, "workspace", None), getattr(getattr(inp, "worktree", None), "workspace", None)):
-            if ws is not None:
-                require_workspace(ws)
-        async with heartbeating(fn.__name__):
-            return await fn(inp)
+    def decorate(fn: Callable[[Any], Awaitable[R]]) -> Callable[[Any], Awaitable[R]]:
+        @functools.wraps(fn)
+        async def wrapper(inp: Any) -> R:
+            tree = getattr(inp, "worktree", None) if worktree else None
+            for ws in (getattr(inp, "workspace", None), getattr(tree, "workspace", None)):
+                if ws is not None:
+                    require_workspace(ws)
+            async with heartbeating(fn.__name__):
+                return await fn(inp)
 
-    return wrapper
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate

@@ -219,7 +219,7 @@ async def merge_worktree(inp: MergeInput) -> MergeResult:
 
 @activity.defn
 @typed_errors
-@on_host
+@on_host(worktree=False)
 async def remove_worktree(inp: RemoveWorktreeInput) -> None:
     """Remove a test's worktree (its artifacts stay in the run directory); idempotent."""
     await asyncio.to_thread(wt.remove, Path(inp.workspace.path), Path(inp.worktree.workspace.path))
