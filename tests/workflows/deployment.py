@@ -46,14 +46,14 @@ class Host:
 
 
 def start_hosts(names: list[str], root: Path, address: str, queue: str, env: dict[str, str],
-                extra_args: list[str] | None = None) -> list[Host]:
+                extra_args: list[str] | None = None, hide: list[Path] | None = None) -> list[Host]:
     """Start one ``greenloop worker`` per name, each with its own GREENLOOP_HOME under
-    ``root``, in its own mount namespace where every other home is an empty tmpfs."""
+    ``root``, in its own mount namespace where every other home (and ``hide``) is an empty tmpfs."""
     hosts = [Host(name=n, home=root / f"home-{n}", queue=queue) for n in names]
     for h in hosts:
         h.home.mkdir(parents=True, exist_ok=True)
     for h in hosts:
-        hidden = [str(o.home) for o in hosts if o is not h]
+        hidden = [str(o.home) for o in hosts if o is not h] + [str(p) for p in hide or []]
         script = 'for d in "$@"; do [ "$d" = -- ] && break; mount -t tmpfs hidden "$d" || exit 97; done; ' \
                  'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
         cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *hidden, "--",

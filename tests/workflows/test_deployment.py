@@ -295,26 +295,38 @@ async def test_a_conversation_interrupted_by_a_kill_resumes_at_the_next_model_ca
     assert summary.usage.calls == 4
 
 
-async def test_a_local_path_no_surviving_worker_sees_fails_saying_so(temporal_env, scripted, tmp_path, hosts_for):
+async def test_a_local_path_no_surviving_worker_sees_fails_saying_so(temporal_env, scripted, tmp_path):
     """The repository is a local path only worker b sees; b holds the run and is
     lost: a cannot rebuild, and the run fails with an error that says why and
     recommends a git URL (never an empty or half run)."""
     victim_test = FAILING[1]
     server = scripted(slowed_scenario(victim_test, 4.0))
-    hosts = await hosts_for(server)
-    a, b = hosts
-    repo = b.home / "checkout"  # inside b's data directory: hidden from a
-    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     client = temporal_env.client
-    request = request_for(repo, tmp_path)
-    run_id = f"unreachable-{uuid.uuid4().hex[:6]}"
-    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=a.queue)
-    await wait_for_view(client, child_id(run_id, victim_test), lambda v: v.state == FixState.FIXING, "FIXING",
-                        timeout_s=180)
-    assert b.holds(run_id) and not a.holds(run_id)
-    b.kill()
-    with pytest.raises(WorkflowFailureError) as err:
-        await asyncio.wait_for(handle.result(), timeout=240)
+    address, queue = client.service_client.config.target_host, f"unreachable-{uuid.uuid4().hex[:6]}"
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key"}
+    root = tmp_path / "hosts"
+    # b alone first, so that b prepares the run; then a, which cannot see b's data directory.
+    (root / "home-a").mkdir(parents=True)
+    [b] = start_hosts(["b"], root, address, queue, env)
+    hosts = [b]
+    try:
+        repo = b.home / "checkout"  # inside b's data directory: hidden from a
+        shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        await wait_polling(client, [b])
+        request = request_for(repo, tmp_path)
+        run_id = f"unreachable-{uuid.uuid4().hex[:6]}"
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        await wait_for_view(client, child_id(run_id, victim_test), lambda v: v.state == FixState.FIXING, "FIXING",
+                            timeout_s=180)
+        [a] = start_hosts(["a"], root, address, queue, env, hide=[b.home])
+        hosts.append(a)
+        await wait_polling(client, [a])
+        assert b.holds(run_id)
+        b.kill()
+        with pytest.raises(WorkflowFailureError) as err:
+            await asyncio.wait_for(handle.result(), timeout=240)
+    finally:
+        stop_hosts(hosts)
     cause = err.value.cause
     while cause is not None and not (isinstance(cause, ApplicationError) and cause.type == "repository_unreachable"):
         cause = cause.cause
