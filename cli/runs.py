@@ -207,12 +207,23 @@ def run_command(
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
+        if scripted is not None and not wait:
+            raise GreenloopError(
+                "--scripted runs the scripted LLM and the run's worker in this command, so the run cannot "
+                "outlive it (--no-wait)", kind=ErrorKind.VALIDATION_ERROR,
+                suggestion="for runs that outlive the command, start `greenloop worker --scripted SCENARIO` "
+                           "and `greenloop run` without --scripted")
         if scripted is None and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
-                   if "API" in exc.message else None) from None
+                   if "API" in exc.message else exc.context.get("suggestion")) from None
     finish(_run(request, scripted, wait, address, namespace, as_json))
+
+
+def private_queue(run_id: str) -> str:
+    """The task queue of a run whose worker lives in this command (``--scripted``)."""
+    return f"{TASK_QUEUE}-private-{run_id}"
 
 
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
@@ -233,20 +244,21 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
+        queue = TASK_QUEUE
         if scripted is not None:
-            from greenloop.llm.scenario import Scenario
-            from greenloop.llm.scripted_server import ScriptedLLMServer
+            from greenloop.llm.scripted_server import scripted_llm
 
-            server = stack.enter_context(ScriptedLLMServer(Scenario.load(scripted)))
-            os.environ["ANTHROPIC_BASE_URL"] = server.base_url
-            os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
+            # The scripted LLM lives in this process: its run goes to a queue only this process polls,
+            # so no other worker (without the scripted LLM) ever takes one of its activities.
+            queue = private_queue(run_id)
+            stack.enter_context(scripted_llm(scripted))
         if in_process and (wait or scripted is not None):
             quiet_worker_logs()
-            await stack.enter_async_context(build_worker(client))
+            await stack.enter_async_context(build_worker(client, task_queue=queue))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=TASK_QUEUE,
+        await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=queue,
                                     static_summary=f"fix failing tests of {request.repo}")
         link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:

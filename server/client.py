@@ -63,3 +63,22 @@ async def ensure_search_attributes(client: Client) -> None:
     if missing:
         await client.operator_service.add_search_attributes(
             AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))
+
+
+async def queue_pollers(client: Client, task_queue: str, within_s: float = 90.0) -> list[str]:
+    """The identities of workers that polled ``task_queue`` (workflows or activities)
+    within the last ``within_s`` seconds (a worker's long poll lasts about a minute)."""
+    import time
+
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    seen: set[str] = set()
+    for kind in (TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY):
+        resp = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind))
+        for poller in resp.pollers:
+            if poller.last_access_time.ToSeconds() >= time.time() - within_s:
+                seen.add(poller.identity)
+    return sorted(seen)
