@@ -8,7 +8,6 @@ letting running activities finish within the grace period."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Callable
 from contextlib import AsyncExitStack, ExitStack
@@ -23,6 +22,7 @@ from greenloop import sandbox, telemetry
 from greenloop.activities import analysis, conversation, edits, environment, fixing, testing, workspace
 from greenloop.activities.host import host_queue
 from greenloop.server.client import TASK_QUEUE, connect
+from greenloop.settings import settings
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
 
@@ -69,7 +69,7 @@ def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: i
     """The workers for every Greenloop workflow and activity: ``task_queue`` and this host's queue
     (their spans exported when OTLP is configured)."""
     telemetry.setup_tracing()
-    slots = max_activities or int(os.environ.get("GREENLOOP_MAX_ACTIVITIES", "4"))
+    slots = max_activities or settings().max_activities
     shared = Worker(
         client,
         task_queue=task_queue,
@@ -82,7 +82,7 @@ def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: i
         client,
         task_queue=host_queue(task_queue),
         activities=ACTIVITIES,
-        max_concurrent_activities=max(slots, int(os.environ.get("GREENLOOP_HOST_SLOTS", "32"))),
+        max_concurrent_activities=max(slots, settings().host_slots),
         graceful_shutdown_timeout=timedelta(seconds=30),
     )
     return Workers(shared, host)
@@ -96,7 +96,7 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
     runtime = telemetry.metrics_runtime(metrics_port) if metrics_port else None
     client = await connect(address, namespace, runtime=runtime)
     escalations = asyncio.ensure_future(telemetry.report_escalations(
-        client, runtime.metric_meter, float(os.environ.get("GREENLOOP_ESCALATIONS_POLL_S", "10")))) if runtime else None
+        client, runtime.metric_meter, settings().escalations_poll_s)) if runtime else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from platformdirs import user_data_dir
 from temporalio import activity
 
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.settings import settings
 
 R = TypeVar("R")
 HOST_SEPARATOR = "@"
@@ -37,13 +36,13 @@ HOST_SEPARATOR = "@"
 
 def data_home() -> Path:
     """This worker's data directory: $GREENLOOP_HOME or the user's data dir."""
-    return Path(os.environ.get("GREENLOOP_HOME") or user_data_dir("greenloop"))
+    return settings().home
 
 
 def host_id() -> str:
     """This worker's host id: ``GREENLOOP_HOST``, else the machine's name and a
     digest of its data directory (workers sharing a data directory share it)."""
-    if explicit := os.environ.get("GREENLOOP_HOST"):
+    if explicit := settings().host:
         return explicit
     digest = hashlib.sha1(str(data_home().resolve()).encode()).hexdigest()[:8]
     return f"{socket.gethostname()}-{digest}"

@@ -34,6 +34,7 @@ from greenloop.runner.select import selected
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from greenloop.settings import settings
 from greenloop.workflows.models import (
     Answer,
     AnswerChoice,
@@ -229,7 +230,7 @@ def private_queue(run_id: str) -> str:
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
     """The run's page in the Web UI: the embedded server's, or ``GREENLOOP_UI_URL``'s for a
     configured cluster (its UI address is not something Temporal's client config knows)."""
-    if base := os.environ.get("GREENLOOP_UI_URL"):
+    if base := settings().ui_url:
         return f"{base.rstrip('/')}/namespaces/{namespace}/workflows/{run_id}"
     if embedded:
         return f"{dev.ui_url(namespace=namespace)}/{run_id}"

@@ -5,8 +5,6 @@ TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS settings, config profiles)."""
 
 from __future__ import annotations
 
-import os
-
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -14,8 +12,9 @@ from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.settings import settings
 
-TASK_QUEUE = os.environ.get("GREENLOOP_TASK_QUEUE", "greenloop")
+TASK_QUEUE = settings().task_queue
 
 
 def configured_address() -> str | None:
