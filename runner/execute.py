@@ -1,7 +1,7 @@
 """Run a project's build and tests in the sandbox and parse the result.
 
 Outputs are streamed by the sandbox to files in an artifact folder; the
-parsed ``TestReport`` is written beside them. Seed 004's fallbacks apply: a
+parsed ``TestReport`` is written beside them. The fallbacks apply: a
 default command that is not found (exit 127, "No module named pytest") is
 replaced by the next fallback.
 """

@@ -53,12 +53,12 @@ async def ensure_search_attributes(client: Client) -> None:
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
-    from greenloop.server.dev import SEARCH_ATTRIBUTES
+    from greenloop.workflows import search
 
-    kinds = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}
     existing = await client.operator_service.list_search_attributes(
         ListSearchAttributesRequest(namespace=client.namespace))
-    missing = {k: kinds[v] for k, v in SEARCH_ATTRIBUTES.items() if k not in existing.custom_attributes}
+    missing = {key.name: IndexedValueType.ValueType(key.indexed_value_type.value) for key in search.ALL
+               if key.name not in existing.custom_attributes}
     if missing:
         await client.operator_service.add_search_attributes(
             AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.settings import settings
+from greenloop.workflows import search
 
 DEFAULT_PORT = 7233
 DEFAULT_UI_PORT = 8233
-SEARCH_ATTRIBUTES = {"GreenloopRepo": "Keyword", "GreenloopState": "Keyword", "GreenloopFailing": "Int"}
+# The dev server's --search-attribute Name=Type, from the one list in workflows/search.py.
+SEARCH_ATTRIBUTES = {key.name: key.indexed_value_type.name.title() for key in search.ALL}
 
 
 def home() -> Path:

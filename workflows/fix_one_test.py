@@ -323,7 +323,7 @@ class FixOneTestWorkflow:
         return verdict, False
 
     async def _validate(self, number: int) -> tuple[Verdict, str]:
-        """The test alone first; the whole suite only when it passes (seed 003)."""
+        """The test alone first; the whole suite only when it passes."""
         inp = self._inp
         single = await host_activity(
             testing_acts.run_single_test,

@@ -6,7 +6,7 @@ a report and a branch/patch.
    (reported, never "fixed") from real failures;
 3. order the real failures root-cause groups first, and drive each through
    a ``FixOneTestWorkflow`` child, checking the run's time and cost budgets
-   before each test (seed 003); a fix that also fixes others spares them;
+   before each test; a fix that also fixes others spares them;
 4. run the whole suite at the end and write the report, the patch and the
    branch.
 
@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.models import (
         AcceptedChange,
+        Continued,
         FinalizeInput,
         FixOneTestInput,
         FixOneTestResult,
@@ -238,10 +239,11 @@ class FixSuiteWorkflow:
     # --- the run ---------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, request: FixRequest) -> RunSummary:
-        self._request = request.model_copy(update={"resume": None})
+    async def run(self, start: FixRequest | Continued) -> RunSummary:
+        request, resumed = (start.request, start.progress) if isinstance(start, Continued) else (start, None)
+        self._request = request
         try:
-            progress = request.resume or await self._start_anywhere(request)
+            progress = resumed or await self._start_anywhere(request)
         except RunStopped as stopped:  # before the first suite run: nothing to fix or compare
             return await self._stop(self._request, stopped.workspace, stopped.summary)
         request = self._request
@@ -261,7 +263,7 @@ class FixSuiteWorkflow:
             if progress.remaining and (processed >= request.tests_per_run or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(self._views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(request.model_copy(update={"resume": progress}))
+                workflow.continue_as_new(Continued(request=request, progress=progress))
         await self._process_rollbacks()
         summary = await self._finish(request, progress)
         await workflow.wait_condition(workflow.all_handlers_finished)

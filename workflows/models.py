@@ -18,7 +18,7 @@ from greenloop.sandbox.models import SandboxSettings
 
 
 class FixState(StrEnum):
-    """The per-test state machine (seed 003), plus a person's last word."""
+    """The per-test state machine, plus a person's last word."""
 
     PENDING = "PENDING"
     ANALYZING = "ANALYZING"
@@ -127,9 +127,6 @@ class FixRequest(BaseModel):
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
     push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
     pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
-    # Where a long run is when it continues as new; set by the workflow, never by users.
-    # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
-    resume: SuiteProgress | None = None
 
 
 class Workspace(BaseModel):
@@ -557,4 +554,12 @@ class SuiteProgress(BaseModel):
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
 
 
-FixRequest.model_rebuild()
+class Continued(BaseModel):
+    """A long run continuing as new: the request it was started with and where it is.
+    The workflow takes one argument (``FixRequest | Continued``): Temporal drops
+    type hints when the argument count differs from the hints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request: FixRequest
+    progress: SuiteProgress

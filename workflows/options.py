@@ -1,7 +1,7 @@
 """Activity options: timeouts, heartbeats and retry policies in one place.
 
 Bad input (a missing path, an unknown framework, an invalid config) is
-non-retryable: activities raise ``ApplicationError`` typed with the seed 004
+non-retryable: activities raise ``ApplicationError`` typed with its
 error kind, and these kinds are never retried.
 """
 
