@@ -1,63 +1,116 @@
-"""The Greenloop worker: registers every workflow and activity on the task
-queue, with the pydantic data converter and OpenTelemetry tracing (through
+"""The Greenloop worker: registers every workflow and activity on the shared
+task queue, and the activities on the run's files on its own host queue
+(``activities/host.py``: Temporal's worker-specific task queues), with the
+pydantic data converter and OpenTelemetry tracing (through
 ``server.client.connect``), and shuts down gracefully on SIGINT/SIGTERM,
 letting running activities finish within the grace period."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
+from collections.abc import Callable
+from contextlib import AsyncExitStack, ExitStack
 from datetime import timedelta
+from pathlib import Path
+from types import TracebackType
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from greenloop import sandbox, telemetry
-from greenloop.activities import analysis, edits, environment, fixing, testing, workspace
+from greenloop.activities import analysis, conversation, edits, environment, fixing, testing, workspace
+from greenloop.activities.host import host_queue
 from greenloop.server.client import TASK_QUEUE, connect
+from greenloop.settings import settings
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
 
 WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow]
 ACTIVITIES = [
-    workspace.prepare_workspace, workspace.record_result, workspace.finalize_run,
+    workspace.prepare_workspace, workspace.rebuild_workspace, workspace.record_result, workspace.finalize_run,
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
     testing.plan_tests, environment.set_up_environment, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
     fixing.propose_fix,
+    conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
 ]
 
 
-def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: int | None = None) -> Worker:
-    """A worker for every Greenloop workflow and activity (its spans exported when OTLP is configured)."""
+class Workers:
+    """One worker process's two Temporal workers, run together (``async with``):
+    the shared queue (workflows, and the activities any worker can do: preparing
+    and rebuilding workspaces) and this host's queue (the activities on the run
+    files it holds). The host queue has more slots than the shared one: a run's
+    activities must never wait behind other runs' long test runs, or a busy host
+    would look lost (a schedule-to-start timeout); each run bounds its own load by
+    its concurrency."""
+
+    def __init__(self, shared: Worker, host: Worker) -> None:
+        self.shared, self.host = shared, host
+        self.host_queue = host.task_queue
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> Workers:
+        self._stack = AsyncExitStack()
+        await self._stack.__aenter__()
+        await self._stack.enter_async_context(self.shared)
+        await self._stack.enter_async_context(self.host)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        assert self._stack is not None
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+
+def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: int | None = None) -> Workers:
+    """The workers for every Greenloop workflow and activity: ``task_queue`` and this host's queue
+    (their spans exported when OTLP is configured)."""
     telemetry.setup_tracing()
-    return Worker(
+    slots = max_activities or settings().max_activities
+    shared = Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
         activities=ACTIVITIES,
-        max_concurrent_activities=max_activities or int(os.environ.get("GREENLOOP_MAX_ACTIVITIES", "4")),
+        max_concurrent_activities=slots,
         graceful_shutdown_timeout=timedelta(seconds=30),
     )
+    host = Worker(
+        client,
+        task_queue=host_queue(task_queue),
+        activities=ACTIVITIES,
+        max_concurrent_activities=max(slots, settings().host_slots),
+        graceful_shutdown_timeout=timedelta(seconds=30),
+    )
+    return Workers(shared, host)
 
 
 async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE,
-                metrics_port: int | None = None) -> None:
-    """Run a worker until SIGINT/SIGTERM; with ``metrics_port``, Prometheus metrics on that port."""
+                metrics_port: int | None = None, scripted: Path | None = None,
+                on_ready: Callable[[Workers], None] | None = None) -> None:
+    """Run a worker until SIGINT/SIGTERM; with ``metrics_port``, Prometheus metrics on that port;
+    with ``scripted``, its LLM is the scripted one (a scenario file) served in this process."""
     runtime = telemetry.metrics_runtime(metrics_port) if metrics_port else None
     client = await connect(address, namespace, runtime=runtime)
-    worker = build_worker(client, task_queue)
     escalations = asyncio.ensure_future(telemetry.report_escalations(
-        client, runtime.metric_meter, float(os.environ.get("GREENLOOP_ESCALATIONS_POLL_S", "10")))) if runtime else None
+        client, runtime.metric_meter, settings().escalations_poll_s)) if runtime else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        async with worker:
-            await stop.wait()
+        with ExitStack() as stack:
+            if scripted is not None:
+                from greenloop.llm.scripted_server import scripted_llm
+
+                stack.enter_context(scripted_llm(scripted))
+            async with build_worker(client, task_queue) as workers:
+                if on_ready is not None:
+                    on_ready(workers)
+                await stop.wait()
     finally:
         if escalations is not None:
             escalations.cancel()

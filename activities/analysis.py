@@ -3,6 +3,7 @@ then the LLM analyzer's findings, and the suite-level ordering by root cause."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from temporalio import activity
@@ -10,6 +11,7 @@ from temporalio import activity
 from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
+from greenloop.activities.host import on_host
 from greenloop.activities.llm_errors import provider_errors
 from greenloop.activities.testing import load_report, load_statuses
 from greenloop.analysis.context import build_context
@@ -29,6 +31,7 @@ from greenloop.workspace.events import log_event
 
 @activity.defn
 @typed_errors
+@on_host
 async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
     """The failures of ``inp.run`` to fix (selected, not flaky), grouped by root
     cause, and the order to fix them in (group roots first)."""
@@ -38,7 +41,7 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
     passed_again = {t for t, s in again.items() if s in (Status.PASSED, Status.XPASSED)}
     flaky = [t.id for t in failing if t.id in passed_again]
     report.tests = [t for t in failing if t.id not in passed_again]
-    analysis = analyze_report(report, Path(inp.workspace.path))
+    analysis = await asyncio.to_thread(analyze_report, report, Path(inp.workspace.path))
     order = list(dict.fromkeys([*(t for g in analysis.groups for t in g.tests), *(t.id for t in report.tests)]))
     groups = [GroupNote(root_test=g.root_test, tests=g.tests, reason=g.reason, kind=g.kind.value)
               for g in analysis.groups]
@@ -49,6 +52,7 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
 
 @activity.defn
 @typed_errors
+@on_host
 @provider_errors
 async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
     """Classify the failure, gather its context, and ask the analyzer role."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from temporalio import activity
 
 from greenloop.activities.errors import typed_errors
+from greenloop.activities.host import on_host, require_file
 from greenloop.workflows.models import AppliedEdits, ApplyInput, RollbackInput
 from greenloop.workspace import worktree
 from greenloop.workspace.backups import BackupStore
@@ -19,24 +21,28 @@ def _store(ws) -> BackupStore:
 
 @activity.defn
 @typed_errors
+@on_host
 async def apply_edits(inp: ApplyInput) -> AppliedEdits:
     """Back up and apply; a retry after a crash redoes it exactly once."""
     store = _store(inp.workspace)
-    files = store.apply(inp.test_id, inp.attempt, inp.edit_set.edits)
-    diff = store.diff(inp.test_id, inp.attempt)
+    files = await asyncio.to_thread(store.apply, inp.test_id, inp.attempt, inp.edit_set.edits)
+    diff = await asyncio.to_thread(store.diff, inp.test_id, inp.attempt)
     log_event(inp.workspace.run_dir, "fix_applied", test=inp.test_id, attempt=inp.attempt, files=files)
     return AppliedEdits(files=files, diff=diff[-20_000:])
 
 
 @activity.defn
 @typed_errors
+@on_host
 async def rollback_edits(inp: RollbackInput) -> list[str]:
     """Restore every file the attempt touched; idempotent. A fix merged from a
     worktree is taken back out with its patch instead (all or nothing)."""
     if inp.patch is not None:
-        files = worktree.unapply(Path(inp.workspace.path), Path(inp.patch))
+        patch = require_file(inp.patch, "the merged fix's patch")
+        files = await asyncio.to_thread(worktree.unapply, Path(inp.workspace.path), patch)
         log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, patch=inp.patch, files=files)
         return files
-    files = _store(inp.workspace).restore(inp.test_id, inp.attempt, only_if_unchanged=inp.by_hand)
+    files = await asyncio.to_thread(_store(inp.workspace).restore, inp.test_id, inp.attempt,
+                                    only_if_unchanged=inp.by_hand)
     log_event(inp.workspace.run_dir, "rolled_back", test=inp.test_id, attempt=inp.attempt, files=files)
     return files

@@ -19,6 +19,11 @@ from greenloop.workspace.events import log_event
 @typed_errors
 async def set_up_environment(inp: SetupInput) -> ProjectEnvironment:
     """Build (or reuse) the environment the project's tests run in; its log goes to the run directory."""
+    return await build_environment(inp)
+
+
+async def build_environment(inp: SetupInput) -> ProjectEnvironment:
+    """The setup phase on this worker (also when a run moves here: environments are per worker)."""
     ws, r = inp.workspace, project_config.fill(inp.request, Path(inp.workspace.path))
     n = 1
     while (Path(ws.run_dir) / "setup" / f"attempt-{n}").exists():

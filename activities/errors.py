@@ -1,5 +1,5 @@
 """Typed errors across the activity boundary: a ``GreenloopError`` becomes an
-``ApplicationError`` whose type is its seed 004 kind, non-retryable when no
+``ApplicationError`` whose type is its error kind, non-retryable when no
 retry can help (the workflows' retry policies list the same kinds)."""
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from temporalio import activity
 from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
+from greenloop.activities.host import on_host
 from greenloop.activities.llm_errors import provider_errors
 from greenloop.activities.testing import load_report
 from greenloop.domain.edits import EditSet
@@ -42,6 +43,7 @@ def _diff(root: Path, overlay: Overlay) -> str:
 
 @activity.defn
 @typed_errors
+@on_host
 @provider_errors
 async def propose_fix(inp: FixInput) -> FixProposal:
     """Ask the fixer for an edit set for one failing test."""
@@ -61,31 +63,41 @@ async def propose_fix(inp: FixInput) -> FixProposal:
                                         inp.attempts),
                 overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
             )
+    proposal = proposal_from(root, overlay, outcome.text, outcome.stop, inp, test.file)
+    proposal.usage = outcome.usage
+    log_event(inp.workspace.run_dir, "fix_proposed", test=inp.test_id, attempt=inp.attempt,
+              files=[e.path for e in overlay.edits()], failure=proposal.failure_reason,
+              tool_calls=outcome.tool_calls, usage=proposal.usage.model_dump())
+    return proposal
+
+
+def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixInput,
+                  test_file: str | None) -> FixProposal:
+    """What a finished fixer conversation proposes: its edits (unless they are a fake
+    fix), or why there are none."""
     edits = overlay.edits()
-    proposal = FixProposal(usage=outcome.usage)
+    proposal = FixProposal()
+    outcome_text = text
     if not edits:
         if overlay.refused:
             proposal.failure_reason = "edits refused: " + "; ".join(overlay.refused[:5])
         elif overlay.malformed:
             proposal.failure_reason = "malformed tool call(s): " + "; ".join(overlay.malformed[:5])
-        elif outcome.stop == "budget":
+        elif stop == "budget":
             proposal.failure_reason = f"the LLM budget left for this test (${inp.llm.budget_usd:.4f}) was used up"
-        elif outcome.stop == "max_turns":
+        elif stop == "max_turns":
             proposal.failure_reason = f"no fix within {inp.llm.max_tool_turns} model turns"
         else:
-            proposal.failure_reason = "the fixer proposed no edit" + (f": {outcome.text[:300]}" if outcome.text else "")
+            proposal.failure_reason = "the fixer proposed no edit" + (f": {outcome_text[:300]}" if outcome_text else "")
     else:
         changes = []
         for e in edits:
             p = root / e.path
             changes.append((e.path, p.read_text(errors="replace") if p.is_file() else None, e.content))
-        fake = fake_fix_reasons(changes, test.file)
+        fake = fake_fix_reasons(changes, test_file)
         if fake:
             proposal.failure_reason = "rejected as a fake fix: " + "; ".join(fake)
             proposal.escalate = inp.llm.fake_fix_policy == "escalate"
         else:
-            proposal.edit_set = EditSet(edits=edits, rationale=outcome.text[:4000], diff=_diff(root, overlay))
-    log_event(inp.workspace.run_dir, "fix_proposed", test=inp.test_id, attempt=inp.attempt,
-              files=[e.path for e in edits], failure=proposal.failure_reason, tool_calls=outcome.tool_calls,
-              usage=proposal.usage.model_dump())
+            proposal.edit_set = EditSet(edits=edits, rationale=outcome_text[:4000], diff=_diff(root, overlay))
     return proposal

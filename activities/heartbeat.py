@@ -15,7 +15,11 @@ INTERVAL_S = 5.0
 
 @asynccontextmanager
 async def heartbeating(what: str, interval_s: float = INTERVAL_S) -> AsyncIterator[None]:
-    """Heartbeat ``what`` every ``interval_s`` seconds while the block runs."""
+    """Heartbeat ``what`` every ``interval_s`` seconds (or a third of the activity's
+    heartbeat timeout, when that is shorter) while the block runs."""
+    timeout = activity.info().heartbeat_timeout
+    if timeout:
+        interval_s = min(interval_s, max(timeout.total_seconds() / 3, 0.2))
 
     async def beat() -> None:
         while True:

@@ -8,6 +8,7 @@ activity kills its sandboxed process tree.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from temporalio import activity
 
 from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
+from greenloop.activities.host import on_host, require_file
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
 from greenloop.runner import config as project_config
@@ -63,20 +65,21 @@ def could_not_run(plan: SuitePlan, exc: GreenloopError) -> TestReport:
 
 
 def load_report(path: str) -> TestReport:
-    return TestReport.model_validate_json(Path(path).read_text())
+    return TestReport.model_validate_json(require_file(path, "the suite report").read_text())
 
 
 def load_statuses(path: str) -> dict[str, Status]:
-    return {k: Status(v) for k, v in json.loads(Path(path).read_text()).items()}
+    return {k: Status(v) for k, v in json.loads(require_file(path, "the per-test statuses").read_text()).items()}
 
 
 @activity.defn
 @typed_errors
+@on_host
 async def plan_tests(inp: PlanInput) -> SuitePlan:
     """Language, framework, build and test commands for the workspace (and its greenloop.toml)."""
     r = project_config.fill(inp.request, Path(inp.workspace.path))
-    plan = make_plan(Path(inp.workspace.path), language=r.language, framework=r.framework,
-                     test_command=r.test_command, build_command=r.build_command)
+    plan = await asyncio.to_thread(make_plan, Path(inp.workspace.path), language=r.language, framework=r.framework,
+                                   test_command=r.test_command, build_command=r.build_command)
     plan.single_test_command = r.single_test_command
     log_event(inp.workspace.run_dir, "plan", **plan.model_dump())
     return plan
@@ -84,8 +87,14 @@ async def plan_tests(inp: PlanInput) -> SuitePlan:
 
 @activity.defn
 @typed_errors
+@on_host
 async def run_suite(inp: SuiteInput) -> SuiteRun:
     """Run the whole suite; compare with ``compare_to`` when given."""
+    return await execute_suite(inp)
+
+
+async def execute_suite(inp: SuiteInput) -> SuiteRun:
+    """``run_suite``'s work (a rebuild runs the suite too)."""
     ws = inp.workspace
     out = _out_dir(ws, inp.label)
     try:
@@ -128,6 +137,7 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
 
 @activity.defn
 @typed_errors
+@on_host
 async def run_single_test(inp: SingleInput) -> SingleRun:
     """Run one test alone, in its framework's selector syntax."""
     ws = inp.workspace

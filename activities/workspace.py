@@ -6,27 +6,34 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
-from platformdirs import user_data_dir
 from temporalio import activity
 
 from greenloop import telemetry
+from greenloop.activities.environment import build_environment
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
-from greenloop.activities.testing import load_statuses
-from greenloop.domain.errors import GreenloopError
+from greenloop.activities.host import data_home, host_id, my_host_queue, on_host
+from greenloop.activities.testing import execute_suite, load_statuses
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, Totals
 from greenloop.workflows.models import (
     FinalizeInput,
     FixOneTestResult,
+    FixRequest,
     MergeInput,
     MergeResult,
     PrepareInput,
+    RebuildInput,
+    Rebuilt,
     RecordInput,
     RemoveWorktreeInput,
     RunSummary,
+    SetupInput,
+    SuiteInput,
     SuiteRun,
     Workspace,
     Worktree,
@@ -34,7 +41,7 @@ from greenloop.workflows.models import (
 )
 from greenloop.workspace import prepare as prep
 from greenloop.workspace import worktree as wt
-from greenloop.workspace.backups import slug
+from greenloop.workspace.backups import BackupStore, slug
 from greenloop.workspace.events import log_event
 from greenloop.workspace.junit_export import write_junit
 from greenloop.workspace.publish import open_pull_request, push_branch
@@ -46,8 +53,7 @@ from greenloop.workspace.timeline import read_events, timelines, validations
 
 def runs_root() -> Path:
     """Where run directories live: $GREENLOOP_HOME/runs or the user's data dir."""
-    home = os.environ.get("GREENLOOP_HOME") or user_data_dir("greenloop")
-    return Path(home) / "runs"
+    return data_home() / "runs"
 
 
 def safe_name(run_id: str) -> str:
@@ -58,14 +64,33 @@ def safe_name(run_id: str) -> str:
 @typed_errors
 async def prepare_workspace(inp: PrepareInput) -> Workspace:
     """Copy or clone the repository into the run directory, on a new branch."""
-    run_dir = Path(inp.request.run_dir) if inp.request.run_dir else runs_root() / safe_name(inp.run_id)
+    run_dir = _run_dir(inp.run_id, inp.request)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "workspace"
-    activity.heartbeat("copying the repository")
-    branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
-    log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base)
+    reachable(inp.request.repo)
+    async with heartbeating("copying the repository"):
+        branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
+        tree = await asyncio.to_thread(prep.git, path, "rev-parse", f"{base}^{{tree}}")
+    log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base,
+              host=host_id())
     return Workspace(path=str(path), run_dir=str(run_dir), repo=inp.request.repo, branch=branch,
-                     base_commit=base)
+                     base_commit=base, host_queue=my_host_queue(), base_tree=tree, ref=inp.request.ref)
+
+
+def _run_dir(run_id: str, request: FixRequest) -> Path:
+    return Path(request.run_dir) if request.run_dir else runs_root() / safe_name(run_id)
+
+
+def reachable(repo: str) -> None:
+    """A local-path repository must be visible on this worker; a typed error that says so
+    (retryable: another worker may see it) and recommends a git URL."""
+    if prep.is_git_url(repo) or Path(repo).expanduser().is_dir():
+        return
+    raise GreenloopError(
+        f"the repository {repo} is a local path that worker {host_id()} cannot see: a local-path repository "
+        "is reachable only by workers that see that path; start the run with a git URL (a git server every "
+        "worker reaches) so that any worker can prepare or rebuild its workspace",
+        kind=ErrorKind.REPOSITORY_UNREACHABLE, repo=repo, host=host_id())
 
 
 def _results_dir(ws: Workspace) -> Path:
@@ -74,6 +99,7 @@ def _results_dir(ws: Workspace) -> Path:
 
 @activity.defn
 @typed_errors
+@on_host
 async def record_result(inp: RecordInput) -> None:
     """Keep a finished test's full record in the run directory (not in history)."""
     folder = _results_dir(inp.workspace)
@@ -89,6 +115,7 @@ def load_results(ws: Workspace) -> list[FixOneTestResult]:
 
 @activity.defn
 @typed_errors
+@on_host
 async def finalize_run(inp: FinalizeInput) -> RunSummary:
     """Commit the fixes on the run's branch, export the patch, write the reports."""
     ws, summary = inp.workspace, inp.summary.model_copy(deep=True)
@@ -98,7 +125,7 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
         failing = (t for t, s in load_statuses(inp.final.statuses_path).items()
                    if s in (Status.FAILED, Status.ERRORED))
         summary.still_failing = list(itertools.islice(failing, 500))
-    results = load_results(ws)
+    results = await asyncio.to_thread(load_results, ws)
     fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
     if fixed:
@@ -160,6 +187,7 @@ def _worktree_dir(ws: Workspace, test_id: str) -> Path:
 
 @activity.defn
 @typed_errors
+@on_host
 async def create_worktree(inp: WorktreeInput) -> Worktree:
     """A git worktree holding the run workspace's current files, for one test's child.
 
@@ -171,8 +199,8 @@ async def create_worktree(inp: WorktreeInput) -> Worktree:
         start = await asyncio.to_thread(wt.create, Path(ws.path), path)
     log_event(ws.run_dir, "worktree_ready", test=inp.test_id, path=str(path), start=start)
     return Worktree(test_id=inp.test_id, start=start,
-                    workspace=Workspace(path=str(path), run_dir=str(folder), repo=ws.repo,
-                                        base_commit=start))
+                    workspace=Workspace(path=str(path), run_dir=str(folder), repo=ws.repo, base_commit=start,
+                                        host_queue=ws.host_queue))
 
 
 def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) -> SuiteRun:
@@ -194,6 +222,7 @@ def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) ->
 
 @activity.defn
 @typed_errors
+@on_host
 async def merge_worktree(inp: MergeInput) -> MergeResult:
     """Merge an accepted fix from its worktree into the run workspace, or say why not.
 
@@ -208,19 +237,23 @@ async def merge_worktree(inp: MergeInput) -> MergeResult:
         return MergeResult.model_validate_json(done.read_text())
     root = Path(ws.path)
     folder.mkdir(parents=True, exist_ok=True)
-    if (files := wt.patch_files(root, pending)) and wt.apply_problem(root, pending, reverse=True) is None:
+    files = await asyncio.to_thread(wt.patch_files, root, pending)
+    if files and await asyncio.to_thread(wt.apply_problem, root, pending, reverse=True) is None:
         outcome = wt.MergeOutcome(merged=True, files=files)  # applied before a crash
     else:
         fix = await asyncio.to_thread(wt.fix_commit, Path(tree.workspace.path), tree.start, inp.files)
-        prep.write_patch(Path(tree.workspace.path), tree.start, fix, folder / f"{name}.fix.patch")
+        await asyncio.to_thread(prep.write_patch, Path(tree.workspace.path), tree.start, fix,
+                                folder / f"{name}.fix.patch")
         outcome = await asyncio.to_thread(wt.merge, root, tree.start, fix, pending)
     if not outcome.merged:
         pending.unlink(missing_ok=True)
         log_event(ws.run_dir, "merge_conflict", test=tree.test_id, files=outcome.files, reason=outcome.reason)
         return MergeResult(merged=False, reason=outcome.reason, files=outcome.files)
     os.replace(pending, patch)
-    baseline = merged_baseline(inp.baseline, inp.suite_after, Path(ws.run_dir) / "runs" / f"merged-{name}")
-    result = MergeResult(merged=True, files=outcome.files, patch=str(patch), baseline=baseline)
+    baseline = await asyncio.to_thread(merged_baseline, inp.baseline, inp.suite_after,
+                                       Path(ws.run_dir) / "runs" / f"merged-{name}")
+    result = MergeResult(merged=True, files=outcome.files, patch=str(patch), baseline=baseline,
+                         patch_text=patch.read_text(errors="replace"))
     done.write_text(result.model_dump_json())
     log_event(ws.run_dir, "fix_merged", test=tree.test_id, files=outcome.files, patch=str(patch))
     return result
@@ -228,7 +261,68 @@ async def merge_worktree(inp: MergeInput) -> MergeResult:
 
 @activity.defn
 @typed_errors
+@on_host(worktree=False)
 async def remove_worktree(inp: RemoveWorktreeInput) -> None:
     """Remove a test's worktree (its artifacts stay in the run directory); idempotent."""
     await asyncio.to_thread(wt.remove, Path(inp.workspace.path), Path(inp.worktree.workspace.path))
     log_event(inp.workspace.run_dir, "worktree_removed", test=inp.worktree.test_id)
+
+
+# --- the run moves to another worker: its workspace rebuilt from the history ----------
+
+
+def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]]:
+    """Copy or clone the repository again, check that the starting point is exactly
+    the lost one's, and apply every accepted fix in order (edit sets with backups,
+    so a rollback by hand still works; merged fixes by their patches)."""
+    lost = inp.lost
+    for stale in ("backups", "patches", "worktrees"):  # a rebuild on the same disk starts clean
+        shutil.rmtree(run_dir / stale, ignore_errors=True)
+    path = run_dir / "workspace"
+    branch, base = prep.prepare(lost.repo, lost.ref, inp.run_id, path)
+    tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
+    if lost.base_tree and tree != lost.base_tree and lost.base_commit and prep.is_git_url(lost.repo) and prep.git(
+            path, "rev-parse", "--verify", "-q", f"{lost.base_commit}^{{commit}}", check=False):
+        prep.git(path, "checkout", "--quiet", "-B", branch, lost.base_commit)  # the ref moved on: go back to the start
+        base = lost.base_commit
+        tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
+    if lost.base_tree and tree != lost.base_tree:
+        raise GreenloopError(
+            f"the repository {lost.repo} changed since the run started (its files are not the run's starting "
+            "point any more): the workspace cannot be rebuilt exactly", kind=ErrorKind.VALIDATION_ERROR,
+            repo=lost.repo, expected_tree=lost.base_tree, tree=tree)
+    store, merged = BackupStore(run_dir, path), {}
+    for change in inp.accepted:
+        if change.edit_set is not None:
+            store.apply(change.test_id, change.attempt, change.edit_set.edits)
+        elif change.patch_text is not None:
+            patch = run_dir / "patches" / f"{slug(change.test_id)}.patch"
+            patch.parent.mkdir(parents=True, exist_ok=True)
+            patch.write_text(change.patch_text)
+            wt.apply(path, patch)
+            merged[change.test_id] = str(patch)
+    ws = Workspace(path=str(path), run_dir=str(run_dir), repo=lost.repo, branch=branch, base_commit=base,
+                   host_queue=my_host_queue(), base_tree=tree, ref=lost.ref)
+    return ws, merged
+
+
+@activity.defn
+@typed_errors
+async def rebuild_workspace(inp: RebuildInput) -> Rebuilt:
+    """Rebuild a run's workspace on this worker from what the history holds (the
+    repository source and every accepted fix, in order), then run the suite
+    there: its report stands in for the lost worker's reports (the remaining
+    failures' details and the baseline later validations compare with)."""
+    run_dir = _run_dir(inp.run_id, inp.request)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    reachable(inp.lost.repo)
+    async with heartbeating("rebuilding the workspace"):
+        ws, merged = await asyncio.to_thread(rebuild, inp, run_dir)
+    log_event(run_dir, "workspace_rebuilt", host=host_id(), lost=inp.lost.host_queue, reason=inp.reason,
+              fixes=[c.test_id for c in inp.accepted])
+    plan = inp.plan
+    if plan.environment is not None:  # the lost worker's environment went with it: this worker's own
+        environment = await build_environment(SetupInput(workspace=ws, plan=plan, request=inp.request))
+        plan = plan.model_copy(update={"environment": environment})
+    run = await execute_suite(SuiteInput(workspace=ws, plan=plan, label="rebuilt", sandbox=inp.request.sandbox))
+    return Rebuilt(workspace=ws, run=run, merged=merged, plan=plan)

@@ -16,6 +16,8 @@ from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from greenloop.workflows.models import FixRequest, FixState, FixStatusView, RunSummary, Usage
 
 STATE_STYLE = {"FIXED": "green", "SKIPPED": "yellow", "ESCALATED": "bold yellow", "ABORTED": "red",
@@ -132,9 +134,9 @@ class Tracker:
             request = await run_request(self.client, self.handle)
             b.budget = request.llm.budget_usd if request else None
         try:
-            phase = await self.handle.query("phase", result_type=str, rpc_timeout=self.timeout)
-            views = await self.handle.query("status", result_type=list[FixStatusView], rpc_timeout=self.timeout)
-            summary = await self.handle.query("summary", result_type=RunSummary | None, rpc_timeout=self.timeout)
+            phase = await self.handle.query(FixSuiteWorkflow.phase, rpc_timeout=self.timeout)
+            views = await self.handle.query(FixSuiteWorkflow.status, rpc_timeout=self.timeout)
+            summary = await self.handle.query(FixSuiteWorkflow.summary, rpc_timeout=self.timeout)
         except RPCError:
             return
         b.set_phase(phase)
@@ -144,8 +146,8 @@ class Tracker:
                 await self._times(v)
             if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
                 try:
-                    v = await self.client.get_workflow_handle(v.workflow_id).query(
-                        "status", result_type=FixStatusView, rpc_timeout=self.timeout)
+                    v = await self.client.get_workflow_handle_for(FixOneTestWorkflow.run, v.workflow_id).query(
+                        FixOneTestWorkflow.status, rpc_timeout=self.timeout)
                     in_flight = in_flight + (v.usage or Usage())
                 except RPCError:
                     pass  # not started yet: the parent's view stands
@@ -162,9 +164,12 @@ class Tracker:
         if desc.close_time is not None:
             self.board.ended[view.test_id] = desc.close_time
 
-    def finished(self, summary: RunSummary) -> None:
-        """The run ended: every test's last state (no longer answerable) and the whole spend."""
+    async def finished(self, summary: RunSummary) -> None:
+        """The run ended: every test's last state (no longer answerable), its times (also for a
+        test that started and ended between two looks) and the whole spend."""
         for v in summary.tests:
+            if v.workflow_id and v.test_id not in self.board.ended:
+                await self._times(v)
             self.board.set_test(v, answerable=False)
         self.board.spent = summary.usage.cost_usd
         self.board.set_phase("finished")

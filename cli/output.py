@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from greenloop import sandbox, telemetry
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.settings import settings
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
@@ -54,12 +55,20 @@ class _NoTraceback(logging.Filter):
         return True
 
 
+def _debug() -> bool:
+    """GREENLOOP_DEBUG, also when another variable does not parse (that error is being said)."""
+    try:
+        return settings().debug
+    except GreenloopError:
+        return os.environ.get("GREENLOOP_DEBUG", "") not in ("", "0")
+
+
 def quiet_worker_logs() -> None:
     """A worker inside the CLI process: what it retries or records (an activity that failed
     and is retried, a failed attempt) is in the run's history and the Web UI, not on the
     user's terminal; what is left of its errors prints without tracebacks.
     GREENLOOP_DEBUG=1 shows everything."""
-    if os.environ.get("GREENLOOP_DEBUG"):
+    if _debug():
         return
     sdk = logging.getLogger("temporalio")  # its children (activity, workflow, worker) log through it
     sdk.setLevel(logging.ERROR)
@@ -84,7 +93,7 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # noqa: BLE001 - a user never sees a traceback; GREENLOOP_DEBUG=1 shows it
-        if os.environ.get("GREENLOOP_DEBUG"):
+        if _debug():
             traceback.print_exc()
         err_console.print(f"[bold red]error[/] [dim](internal)[/]: {escape(f'{type(exc).__name__}: {exc}')}")
         err_console.print("  [yellow]hint:[/] run again with GREENLOOP_DEBUG=1 to see where, and report it")

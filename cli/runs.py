@@ -34,6 +34,9 @@ from greenloop.runner.select import selected
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from greenloop.settings import settings
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from greenloop.workflows.models import (
     Answer,
     AnswerChoice,
@@ -158,7 +161,8 @@ def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
 async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
     """Show the run's progress until it ends (a live table on a terminal, else a line per
     state change; nothing with --json); its summary."""
-    handle = client.get_workflow_handle(run_id, result_type=RunSummary)
+    handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
+    queue = (await handle.describe()).task_queue  # the shared one, or a --scripted run's own
     said: set[str] = set()
     next_look = time.monotonic() + STALL_CHECK_S
     with live.Board(console, run_id, lambda test_id: _answer_hint(run_id, test_id), quiet=as_json) as board:
@@ -168,8 +172,8 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
         while not result_task.done():
             if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
                 next_look = time.monotonic() + STALL_CHECK_S
-                stalls = await watch.stalls(client, handle, TASK_QUEUE)
-                no_worker = watch.no_worker(TASK_QUEUE) in stalls
+                stalls = await watch.stalls(client, handle, queue)
+                no_worker = watch.no_worker(queue) in stalls
                 for line in stalls:
                     if line not in said:
                         said.add(line)
@@ -181,7 +185,7 @@ async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
             summary = result_task.result()
         except WorkflowFailureError as exc:
             raise run_failed(run_id, exc) from None
-        tracker.finished(summary)  # states reached since the last look (no longer answerable)
+        await tracker.finished(summary)  # states reached since the last look (no longer answerable)
     return summary
 
 
@@ -207,18 +211,29 @@ def run_command(
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
         if scripted is not None and not scripted.is_file():
             raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
+        if scripted is not None and not wait:
+            raise GreenloopError(
+                "--scripted runs the scripted LLM and the run's worker in this command, so the run cannot "
+                "outlive it (--no-wait)", kind=ErrorKind.VALIDATION_ERROR,
+                suggestion="for runs that outlive the command, start `greenloop worker --scripted SCENARIO` "
+                           "and `greenloop run` without --scripted")
         if scripted is None and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
-                   if "API" in exc.message else None) from None
+                   if "API" in exc.message else exc.context.get("suggestion")) from None
     finish(_run(request, scripted, wait, address, namespace, as_json))
+
+
+def private_queue(run_id: str) -> str:
+    """The task queue of a run whose worker lives in this command (``--scripted``)."""
+    return f"{TASK_QUEUE}-private-{run_id}"
 
 
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
     """The run's page in the Web UI: the embedded server's, or ``GREENLOOP_UI_URL``'s for a
     configured cluster (its UI address is not something Temporal's client config knows)."""
-    if base := os.environ.get("GREENLOOP_UI_URL"):
+    if base := settings().ui_url:
         return f"{base.rstrip('/')}/namespaces/{namespace}/workflows/{run_id}"
     if embedded:
         return f"{dev.ui_url(namespace=namespace)}/{run_id}"
@@ -233,20 +248,21 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
+        queue = TASK_QUEUE
         if scripted is not None:
-            from greenloop.llm.scenario import Scenario
-            from greenloop.llm.scripted_server import ScriptedLLMServer
+            from greenloop.llm.scripted_server import scripted_llm
 
-            server = stack.enter_context(ScriptedLLMServer(Scenario.load(scripted)))
-            os.environ["ANTHROPIC_BASE_URL"] = server.base_url
-            os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
+            # The scripted LLM lives in this process: its run goes to a queue only this process polls,
+            # so no other worker (without the scripted LLM) ever takes one of its activities.
+            queue = private_queue(run_id)
+            stack.enter_context(scripted_llm(scripted))
         if in_process and (wait or scripted is not None):
             quiet_worker_logs()
-            await stack.enter_async_context(build_worker(client))
+            await stack.enter_async_context(build_worker(client, task_queue=queue))
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await client.start_workflow("FixSuiteWorkflow", request, id=run_id, task_queue=TASK_QUEUE,
+        await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue,
                                     static_summary=f"fix failing tests of {request.repo}")
         link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:
@@ -271,7 +287,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
 async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]:
     """(phase, per-test views) of a run: live from its workflows while it runs,
     from its summary once it ended (that needs no worker)."""
-    handle = client.get_workflow_handle(run_id, result_type=RunSummary)
+    handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
     try:
         desc = await handle.describe()
     except RPCError as exc:
@@ -284,8 +300,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
         why = summary.reason.strip().splitlines()[0] if summary.reason.strip() else ""
         return f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.tests
     try:
-        phase = await handle.query("phase", result_type=str, rpc_timeout=QUERY_TIMEOUT)
-        views = await handle.query("status", result_type=list[FixStatusView], rpc_timeout=QUERY_TIMEOUT)
+        phase = await handle.query(FixSuiteWorkflow.phase, rpc_timeout=QUERY_TIMEOUT)
+        views = await handle.query(FixSuiteWorkflow.status, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
                              kind=ErrorKind.VALIDATION_ERROR,
@@ -294,8 +310,8 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
     for v in views:
         if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
             try:
-                v = await client.get_workflow_handle(v.workflow_id).query("status", result_type=FixStatusView,
-                                                                          rpc_timeout=QUERY_TIMEOUT)
+                v = await client.get_workflow_handle_for(FixOneTestWorkflow.run, v.workflow_id).query(
+                    FixOneTestWorkflow.status, rpc_timeout=QUERY_TIMEOUT)
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
@@ -375,10 +391,10 @@ def answer_command(
     async def go() -> int:
         client, _ = await _client(address, namespace)
         view = resolve_test((await _views(client, run_id))[1], test)
-        handle = client.get_workflow_handle(view.workflow_id or "")
+        handle = client.get_workflow_handle_for(FixOneTestWorkflow.run, view.workflow_id or "")
         answer = Answer(choice=choice, attempts=attempts, by=os.environ.get("USER", "cli"), note=note)
         try:
-            state = await handle.execute_update("answer", answer, result_type=str)
+            state = await handle.execute_update(FixOneTestWorkflow.answer, answer)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause.message if exc.cause is not None and hasattr(exc.cause, "message") else str(exc)
             raise GreenloopError(cause, kind=ErrorKind.VALIDATION_ERROR) from None
@@ -402,7 +418,8 @@ def rollback_command(
         client, _ = await _client(address, namespace)
         view = resolve_test((await _views(client, run_id))[1], test)
         try:
-            msg = await client.get_workflow_handle(run_id).execute_update("rollback", view.test_id, result_type=str)
+            msg = await client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id).execute_update(
+                FixSuiteWorkflow.rollback, view.test_id)
         except WorkflowUpdateFailedError as exc:
             raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
         console.print(escape(msg))
@@ -421,7 +438,8 @@ def abort_command(
     async def go() -> int:
         client, _ = await _client(address, namespace)
         try:
-            phase = await client.get_workflow_handle(run_id).execute_update("abort", reason, result_type=str)
+            phase = await client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id).execute_update(
+                FixSuiteWorkflow.abort, reason)
         except WorkflowUpdateFailedError as exc:
             raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
         except RPCError as exc:

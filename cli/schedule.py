@@ -33,6 +33,7 @@ from greenloop.cli.run_options import request_options, with_run_options
 from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.server.client import TASK_QUEUE
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from greenloop.workflows.models import RunSummary
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
@@ -75,7 +76,7 @@ def create(
         client, _ = await _client(address, namespace)
         try:
             await client.create_schedule(name, Schedule(
-                action=ScheduleActionStartWorkflow("FixSuiteWorkflow", request, id=f"{name}-run",
+                action=ScheduleActionStartWorkflow(FixSuiteWorkflow.run, request, id=f"{name}-run",
                                                    task_queue=TASK_QUEUE),
                 spec=spec, policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
             ), memo={"spec": f"cron {cron}" if cron else f"every {every}", "repo": request.repo})

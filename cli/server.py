@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from greenloop.cli.output import console, finish
+from greenloop.cli.output import console, fail, finish
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.server import dev
 from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 
@@ -30,9 +32,26 @@ def worker_command(
     task_queue: Annotated[str, typer.Option(help="Task queue.")] = TASK_QUEUE,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics (Temporal's and Greenloop's) "
                                                           "on this port.", min=1, max=65535)] = None,
+    scripted: Annotated[Path | None, typer.Option(
+        help="Answer LLM calls with this scripted scenario (YAML) instead of Claude: rehearsals and tests.")] = None,
+    host: Annotated[str | None, typer.Option(
+        help="This worker's host id (default: GREENLOOP_HOST, else the machine's name and its data "
+             "directory).")] = None,
 ) -> None:
-    """Run a worker until interrupted (SIGINT/SIGTERM shut it down gracefully)."""
-    from greenloop.worker import serve
+    """Run a worker until interrupted (SIGINT/SIGTERM shut it down gracefully).
+
+    It polls the shared task queue and its own host queue (TASK_QUEUE@HOST): the
+    runs whose workspace it prepares stay with it while it is there."""
+    from greenloop.worker import Workers, serve
+
+    if scripted is not None and not scripted.is_file():
+        raise fail(GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR))
+    if host:
+        os.environ["GREENLOOP_HOST"] = host
+
+    def ready(workers: Workers) -> None:
+        console.print(f"polling {task_queue} and {workers.host_queue}"
+                      + (f", LLM scripted by {scripted}" if scripted else ""))
 
     async def go() -> int:
         target = address or configured_address() or f"localhost:{dev.DEFAULT_PORT}"
@@ -41,7 +60,7 @@ def worker_command(
             await ensure_search_attributes(await connect(target, namespace))
         console.print(f"worker on {target}, task queue {task_queue} (pid {os.getpid()})"
                       + (f", metrics on :{metrics_port}/metrics" if metrics_port else ""))
-        await serve(target, namespace, task_queue, metrics_port)
+        await serve(target, namespace, task_queue, metrics_port, scripted=scripted, on_ready=ready)
         return 0
 
     finish(go())

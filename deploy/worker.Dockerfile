@@ -9,6 +9,7 @@ COPY parsers parsers
 COPY runner runner
 COPY sandbox sandbox
 COPY analysis analysis
+COPY domain domain
 COPY llm llm
 COPY workspace workspace
 COPY server server
@@ -18,6 +19,8 @@ COPY cli cli
 COPY worker.py ./
 RUN pip install --no-cache-dir .
 ENV GREENLOOP_HOME=/var/lib/greenloop
+# Give each worker a stable host id (docker run -e GREENLOOP_HOST=build-3, or --hostname), so a
+# restarted container finds its runs on its volume instead of having them rebuilt elsewhere.
 VOLUME /var/lib/greenloop
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["greenloop", "worker"]

@@ -20,6 +20,11 @@ class ErrorKind(StrEnum):
     USER_ABORT = "user_abort"
     # The project's environment (its dependencies, its interpreter) could not be built.
     SETUP_FAILED = "setup_failed"
+    # A run's workspace or one of its files is not on the worker that should hold it
+    # (the worker lost its disk, or the run moved): the run rebuilds it from its history.
+    WORKSPACE_LOST = "workspace_lost"
+    # The run's repository cannot be reached from this worker (a local path it cannot see).
+    REPOSITORY_UNREACHABLE = "repository_unreachable"
 
 
 # Kinds that another try cannot fix.
@@ -32,6 +37,7 @@ NON_RETRYABLE = {
     ErrorKind.OUT_OF_MEMORY,
     ErrorKind.USER_ABORT,
     ErrorKind.SETUP_FAILED,
+    ErrorKind.WORKSPACE_LOST,  # the same worker will not find it on a retry: the workflow rebuilds it
 }
 
 

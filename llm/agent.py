@@ -54,6 +54,54 @@ def _with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
+class ModelTurn(BaseModel):
+    """One model call of a tool-use conversation: the assistant message to append,
+    what it cost, why it stopped, its text and the tool calls it asks for."""
+
+    message: dict[str, Any]
+    usage: Usage
+    stop: str
+    text: str
+    tool_uses: list[dict[str, Any]]
+
+
+def tool_list(allow_edits: bool) -> list[dict[str, Any]]:
+    return _cached_tools(READ_TOOLS + (EDIT_TOOLS if allow_edits else []))
+
+
+def system_blocks(system: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+
+
+async def model_turn(client: Any, settings: LLMSettings, system: str, allow_edits: bool,
+                     messages: list[dict[str, Any]]) -> ModelTurn:
+    """Ask the model once, with the conversation so far."""
+    with telemetry.span("greenloop.llm.call", model=settings.model, turn=len(messages)) as current:
+        response = await client.messages.create(
+            model=settings.model, max_tokens=settings.max_tokens, system=system_blocks(system),
+            tools=tool_list(allow_edits), messages=_with_cache_breakpoints(messages),
+        )
+        usage = usage_of(settings.model, response.usage)
+        telemetry.record_model_call(current, usage)
+    content = [_block_dict(b) for b in list(response.content or [])]
+    return ModelTurn(
+        message={"role": "assistant", "content": content}, usage=usage,
+        stop=response.stop_reason or "end_turn",
+        text="\n".join(b["text"] for b in content if b.get("type") == "text").strip(),
+        tool_uses=[b for b in content if b.get("type") == "tool_use"])
+
+
+def run_tools(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bool,
+              calls: list[str]) -> dict[str, Any]:
+    """Run the tool calls of one model turn against ``overlay``; the user message with their results."""
+    results = []
+    for use in tool_uses:
+        calls.append(use["name"])
+        out, is_error = overlay.call(use["name"], use["input"], allow_edits=allow_edits)
+        results.append({"type": "tool_result", "tool_use_id": use["id"], "content": out, "is_error": is_error})
+    return {"role": "user", "content": results}
+
+
 async def run_agent(
     client: Any,
     settings: LLMSettings,
@@ -69,35 +117,17 @@ async def run_agent(
     Stops early (``stop="budget"``) once the conversation alone has cost the
     run's whole LLM budget (``settings.budget_usd``): the workflow checks the
     run's total between tests, this bounds a runaway tool loop within one."""
-    tools = _cached_tools(READ_TOOLS + (EDIT_TOOLS if allow_edits else []))
-    system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
     usage = Usage()
     calls: list[str] = []
-    stop = "max_turns"
     for turn in range(1, settings.max_tool_turns + 1):
         heartbeat(f"model turn {turn}")
-        with telemetry.span("greenloop.llm.call", model=settings.model, turn=turn) as current:
-            response = await client.messages.create(
-                model=settings.model, max_tokens=settings.max_tokens, system=system_blocks,
-                tools=tools, messages=_with_cache_breakpoints(messages),
-            )
-            call = usage_of(settings.model, response.usage)
-            telemetry.record_model_call(current, call)
-        usage = usage + call
-        stop = response.stop_reason or "end_turn"
-        content = list(response.content or [])
-        tool_uses = [b for b in content if getattr(b, "type", None) == "tool_use"]
-        text = "\n".join(b.text for b in content if getattr(b, "type", None) == "text").strip()
-        if not tool_uses:
-            return AgentOutcome(text=text, usage=usage, turns=turn, stop=stop, tool_calls=calls)
+        step = await model_turn(client, settings, system, allow_edits, messages)
+        usage = usage + step.usage
+        if not step.tool_uses:
+            return AgentOutcome(text=step.text, usage=usage, turns=turn, stop=step.stop, tool_calls=calls)
         if settings.budget_usd is not None and usage.cost_usd >= settings.budget_usd:
-            return AgentOutcome(text=text, usage=usage, turns=turn, stop="budget", tool_calls=calls)
-        messages.append({"role": "assistant", "content": [_block_dict(b) for b in content]})
-        results = []
-        for use in tool_uses:
-            calls.append(use.name)
-            out, is_error = overlay.call(use.name, use.input, allow_edits=allow_edits)
-            results.append({"type": "tool_result", "tool_use_id": use.id, "content": out, "is_error": is_error})
-        messages.append({"role": "user", "content": results})
+            return AgentOutcome(text=step.text, usage=usage, turns=turn, stop="budget", tool_calls=calls)
+        messages.append(step.message)
+        messages.append(run_tools(overlay, step.tool_uses, allow_edits, calls))
     return AgentOutcome(text="", usage=usage, turns=settings.max_tool_turns, stop="max_turns", tool_calls=calls)

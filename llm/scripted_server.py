@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -238,3 +242,13 @@ class ScriptedLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextmanager
+def scripted_llm(scenario_path: Path) -> Iterator[ScriptedLLMServer]:
+    """Serve ``scenario_path`` on loopback and point this process's Anthropic client at it
+    (``ANTHROPIC_BASE_URL``; a placeholder key when none is set), for as long as the block runs."""
+    with ScriptedLLMServer(Scenario.load(scenario_path)) as server:
+        os.environ["ANTHROPIC_BASE_URL"] = server.base_url
+        os.environ.setdefault("ANTHROPIC_API_KEY", "scripted")
+        yield server

@@ -1,4 +1,4 @@
-"""Framework detection when none is given (seed 000's priority): the command
+"""Framework detection when none is given (in priority order): the command
 first, then the project's files, then patterns in the output. The reason is
 recorded in the report so a wrong guess is easy to see and override."""
 
@@ -71,7 +71,7 @@ def _has_section(path: Path, pattern: str) -> bool:
 
 
 def from_project(root: Path | None) -> Detection | None:
-    """Indicator files of the project (seed 004's table, per framework)."""
+    """Indicator files of the project (per framework)."""
     if root is None or not root.is_dir():
         return None
 

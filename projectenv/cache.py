@@ -19,9 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from platformdirs import user_data_dir
-
 from greenloop.projectenv.models import ProjectEnvironment, Recipe
+from greenloop.settings import settings
 
 # Bump when what a recipe builds changes in a way the key does not see.
 RECIPE_VERSION = 1
@@ -30,7 +29,7 @@ MARKER = "greenloop-environment.json"
 
 def envs_root() -> Path:
     """$GREENLOOP_HOME/envs, or the user's data directory's."""
-    return Path(os.environ.get("GREENLOOP_HOME") or user_data_dir("greenloop")) / "envs"
+    return settings().home / "envs"
 
 
 def key(workspace: Path, recipe: Recipe, extra: str = "") -> str:

@@ -1,7 +1,7 @@
 """Run a project's build and tests in the sandbox and parse the result.
 
 Outputs are streamed by the sandbox to files in an artifact folder; the
-parsed ``TestReport`` is written beside them. Seed 004's fallbacks apply: a
+parsed ``TestReport`` is written beside them. The fallbacks apply: a
 default command that is not found (exit 127, "No module named pytest") is
 replaced by the next fallback.
 """
@@ -106,7 +106,11 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
 async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
               heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> CompletedRun:
     """Build (when the plan has a build step), test, parse; typed errors for
-    what no retry can fix (build failure, command not found)."""
+    what no retry can fix (build failure, command not found). A missing
+    workspace is never created (an empty folder would "pass"): it is lost."""
+    if not workspace.is_dir():
+        raise GreenloopError(f"the workspace {workspace} does not exist on this worker",
+                             kind=ErrorKind.WORKSPACE_LOST, path=str(workspace))
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = workspace / REPORT_DIR
     if plan.environment is not None:

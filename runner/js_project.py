@@ -166,7 +166,11 @@ def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
 
 def _package_script(words: list[str], known: dict[str, str]) -> list[str] | None:
     """Script names a package-manager segment runs (``npm run X``, ``npm test``,
-    ``yarn X``, ``run-s a b``), or None when the segment is not one."""
+    ``yarn X``, ``run-s a b``, also behind env assignments and wrappers such as
+    ``nyc npm run test-spec``), or None when the segment is not one."""
+    while words and (ENV_ASSIGNMENT.match(unquote(words[0])) or unquote(words[0]).startswith("-")
+                     or (_bin(words[0]) in WRAPPERS and _bin(words[0]) != "npx")):
+        words = words[1:]
     if not words:
         return None
     first = _bin(words[0])

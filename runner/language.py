@@ -1,4 +1,4 @@
-"""Language detection from a project's indicator files (seed 004's table).
+"""Language detection from a project's indicator files.
 
 High-confidence indicators beat medium ones; between equals, the more
 specific file wins (a test configuration beats a bare manifest). When two
@@ -20,7 +20,7 @@ from greenloop.runner import js_project
 
 Confidence = Literal["high", "medium"]
 
-# Seed 004's accepted spellings, mapped to one name per language.
+# Accepted spellings, mapped to one name per language.
 LANGUAGE_ALIASES = {
     "javascript": "javascript", "js": "javascript", "typescript": "typescript", "ts": "typescript",
     "python": "python", "py": "python", "go": "go", "golang": "go", "ruby": "ruby", "rb": "ruby",
@@ -49,7 +49,7 @@ class LanguageDetection(BaseModel):
 
 
 def normalize_language(name: str) -> str:
-    """Seed 004's language names and aliases to one canonical name."""
+    """Language names and aliases to one canonical name."""
     try:
         return LANGUAGE_ALIASES[name.strip().lower()]
     except KeyError:

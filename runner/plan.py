@@ -1,5 +1,5 @@
 """How to build and test a project: the language, the framework, the build
-and test commands (seed 004's defaults and fallbacks), and the machine-
+and test commands (defaults and fallbacks), and the machine-
 readable reports Greenloop adds where that is safe.
 
 Reports are written under ``.greenloop/reports/`` inside the workspace, by
@@ -45,7 +45,7 @@ class SuitePlan(BaseModel):
     framework: str
     test_command: str
     build_command: str | None = None
-    # Tried in order when the command before them is not found (seed 004).
+    # Tried in order when the command before them is not found.
     fallback_commands: list[str] = Field(default_factory=list)
     # True when Greenloop chose the command (so it may add reporters and selectors).
     default_command: bool = True
@@ -170,7 +170,7 @@ def _unittest_only(root: Path) -> bool:
 
 
 def _build_command(root: Path, language: str) -> str | None:
-    """Seed 004's build detection: JS/TS build scripts, tsc, CMake configure+build."""
+    """Build detection: JS/TS build scripts, tsc, CMake configure+build."""
     if language in ("javascript", "typescript"):
         scripts = js_project.scripts(js_project.package_json(root))
         if isinstance(scripts, dict) and "build" in scripts:
@@ -280,7 +280,7 @@ def _default_test_command(root: Path, framework: str, language: str) -> tuple[st
     if framework == "unittest":
         return "python -m unittest discover -v", []
     if framework == "go":
-        # -race needs cgo and a C toolchain; seed 004 falls back to plain go test.
+        # -race needs cgo and a C toolchain; the fallback is plain go test.
         return "go test -json -race ./...", ["go test -json ./..."]
     if framework == "cargo-test":
         return "cargo test --no-fail-fast", ["cargo test --all-features --no-fail-fast"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.sandbox.models import Limits
+from greenloop.settings import settings
 
 CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000
@@ -117,7 +118,7 @@ class RunCgroup:
         name = f"greenloop-{uuid.uuid4().hex[:12]}"
         try:
             # GREENLOOP_SANDBOX_CGROUPS=off: leave cgroups to whoever manages them here (rlimits only).
-            found = [] if os.environ.get("GREENLOOP_SANDBOX_CGROUPS") == "off" else hierarchies()
+            found = hierarchies() if settings().sandbox_cgroups else []
         except OSError:
             found = []
         for h in found:

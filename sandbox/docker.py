@@ -38,6 +38,7 @@ from greenloop.sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
 from greenloop.sandbox.environment import is_secret
 from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits, Mount
 from greenloop.sandbox.process import Finished, free_bytes, result, strike
+from greenloop.settings import settings
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked
@@ -102,12 +103,7 @@ def available() -> tuple[bool, str]:
 
 def pool_size() -> int:
     """Warm containers kept per worker (``GREENLOOP_DOCKER_POOL``; 0: no pool)."""
-    raw = os.environ.get("GREENLOOP_DOCKER_POOL", str(DEFAULT_POOL))
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        raise GreenloopError(f"GREENLOOP_DOCKER_POOL must be a number, not {raw!r}",
-                             kind=ErrorKind.VALIDATION_ERROR) from None
+    return settings().docker_pool
 
 
 def warm_pool() -> pool.Pool:

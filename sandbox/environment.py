@@ -7,6 +7,8 @@ import os
 import re
 import sys
 
+from greenloop.settings import settings
+
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Credential files that may sit inside toolchain trees a sandbox shows (~/.cargo, a venv...):
 # every backend hides them.
@@ -23,7 +25,7 @@ def rustup_home() -> str:
 
 def extra_ro() -> list[str]:
     """Host trees to show read-only in every sandbox (GREENLOOP_SANDBOX_RO, colon-separated)."""
-    return [p for p in os.environ.get("GREENLOOP_SANDBOX_RO", "").split(":") if p]
+    return settings().sandbox_ro
 
 
 def is_secret(name: str) -> bool:
@@ -37,7 +39,7 @@ def project_path(first: list[str]) -> str:
     virtualenv's ``bin``), so ``python``/``pytest`` resolve to the project's
     environment, never to Greenloop's. GREENLOOP_SANDBOX_PATH replaces the rest."""
     own = os.path.dirname(sys.executable)
-    rest = (os.environ.get("GREENLOOP_SANDBOX_PATH") or os.environ.get("PATH", DEFAULT_PATH)).split(":")
+    rest = (settings().sandbox_path or os.environ.get("PATH", DEFAULT_PATH)).split(":")
     kept = [p for p in rest if p and p != own and not os.path.isfile(os.path.join(os.path.dirname(p), "pyvenv.cfg"))]
     return ":".join(dict.fromkeys([*first, *kept]))
 
@@ -46,7 +48,7 @@ def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str
     """PATH (the worker's toolchains, its own Python first), a private HOME,
     and fixed settings only, plus ``extra`` less anything named like a
     secret (``is_secret``). GREENLOOP_SANDBOX_PATH replaces PATH."""
-    path = os.environ.get("GREENLOOP_SANDBOX_PATH") or (
+    path = settings().sandbox_path or (
         os.path.dirname(sys.executable) + ":" + os.environ.get("PATH", DEFAULT_PATH))
     env = {
         "PATH": path,

@@ -5,8 +5,6 @@ TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS settings, config profiles)."""
 
 from __future__ import annotations
 
-import os
-
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -14,8 +12,9 @@ from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.settings import settings
 
-TASK_QUEUE = os.environ.get("GREENLOOP_TASK_QUEUE", "greenloop")
+TASK_QUEUE = settings().task_queue
 
 
 def configured_address() -> str | None:
@@ -54,12 +53,31 @@ async def ensure_search_attributes(client: Client) -> None:
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
-    from greenloop.server.dev import SEARCH_ATTRIBUTES
+    from greenloop.workflows import search
 
-    kinds = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}
     existing = await client.operator_service.list_search_attributes(
         ListSearchAttributesRequest(namespace=client.namespace))
-    missing = {k: kinds[v] for k, v in SEARCH_ATTRIBUTES.items() if k not in existing.custom_attributes}
+    missing = {key.name: IndexedValueType.ValueType(key.indexed_value_type.value) for key in search.ALL
+               if key.name not in existing.custom_attributes}
     if missing:
         await client.operator_service.add_search_attributes(
             AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))
+
+
+async def queue_pollers(client: Client, task_queue: str, within_s: float = 90.0) -> list[str]:
+    """The identities of workers that polled ``task_queue`` (workflows or activities)
+    within the last ``within_s`` seconds (a worker's long poll lasts about a minute)."""
+    import time
+
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    seen: set[str] = set()
+    for kind in (TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY):
+        resp = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind))
+        for poller in resp.pollers:
+            if poller.last_access_time.ToSeconds() >= time.time() - within_s:
+                seen.add(poller.identity)
+    return sorted(seen)

@@ -4,7 +4,6 @@ Greenloop's search attributes registered at start."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -12,18 +11,19 @@ import sys
 import time
 from pathlib import Path
 
-from platformdirs import user_data_dir
-
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.settings import settings
+from greenloop.workflows import search
 
 DEFAULT_PORT = 7233
 DEFAULT_UI_PORT = 8233
-SEARCH_ATTRIBUTES = {"GreenloopRepo": "Keyword", "GreenloopState": "Keyword", "GreenloopFailing": "Int"}
+# The dev server's --search-attribute Name=Type, from the one list in workflows/search.py.
+SEARCH_ATTRIBUTES = {key.name: key.indexed_value_type.name.title() for key in search.ALL}
 
 
 def home() -> Path:
     """Greenloop's data directory ($GREENLOOP_HOME or the platform's user data dir)."""
-    path = Path(os.environ.get("GREENLOOP_HOME") or user_data_dir("greenloop"))
+    path = settings().home
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -26,6 +26,8 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import fixing as fixing_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.workflows.control import ANSWER_HINT, parse_answer, shown
+    from greenloop.workflows.conversation import fixer_conversation
+    from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.models import (
         AnalysisNote,
         AnalyzeInput,
@@ -33,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerChoice,
         ApplyInput,
         AttemptRecord,
+        EditSet,
         FixInput,
         FixOneTestInput,
         FixOneTestResult,
@@ -46,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
-    from greenloop.workflows.options import QUICK_OPTIONS, llm_options, test_run_options
+    from greenloop.workflows.options import llm_options, quick_options, test_run_options
     from greenloop.workflows.search import upsert_state
 
 
@@ -56,6 +59,8 @@ STEPS = {
     "analyze_failure": "the analysis failed", "propose_fix": "the fixer failed",
     "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
+    "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
+    "finish_fix": "the fixer failed",
 }
 
 
@@ -65,6 +70,8 @@ def failed_step(exc: ActivityError) -> str:
     what = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
     kind = f" ({cause.type})" if isinstance(cause, ApplicationError) and cause.type else ""
     return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
+# The patch that made the fixer's conversation a sequence of activities (histories from before replay).
+FIXER_CONVERSATION = "fixer-conversation"
 
 
 @workflow.defn
@@ -82,6 +89,8 @@ class FixOneTestWorkflow:
         self._waiting = False  # ESCALATED and waiting for a person's answer
         self._note = ""  # what the last state change said
         self._ignored: list[str] = []  # answers by signal that the state could not take
+        self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
+        self._host_lost: HostLost | None = None
 
     # --- what people see ---------------------------------------------------------
 
@@ -208,12 +217,24 @@ class FixOneTestWorkflow:
                 else:
                     self._set(FixState.ABORTED, f"aborted by {answer.by}")
                 return self._result()
+        except HostLost as lost:
+            # The worker holding this test's workspace is gone: nothing of it stays; the run
+            # rebuilds the workspace on another worker and drives the test again there.
+            self._host_lost = lost
+            self._history.append(f"{lost.message}; the test is driven again on another worker")
+            return self._result()
         except asyncio.CancelledError:
             # Cancellation (abort of the run): undo this test's unvalidated edits, then stop.
             if self._applied_attempt is not None and self._state != FixState.FIXED:
-                await self._rollback(self._applied_attempt)
+                try:
+                    await self._rollback(self._applied_attempt)
+                except HostLost:
+                    pass  # its edits went with the lost worker
             self._set(FixState.ABORTED, "run aborted")
             return self._result()
+
+    def _count(self, usage: Usage) -> None:
+        self._usage = self._usage + usage
 
     def _out_of_money(self) -> bool:
         share = self._inp.request.llm.budget_usd  # this test's share of the run's budget
@@ -252,11 +273,11 @@ class FixOneTestWorkflow:
         inp = self._inp
 
         self._set(FixState.ANALYZING)
-        note: AnalysisNote = await workflow.execute_activity(
+        note: AnalysisNote = await host_activity(
             analysis_acts.analyze_failure,
             AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
                          failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm()),
-            **llm_options(inp.request.heartbeat_timeout_s),
+            inp.workspace, inp.request, llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
@@ -266,26 +287,29 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, False
 
         self._set(FixState.FIXING)
-        proposal = await workflow.execute_activity(
-            fixing_acts.propose_fix,
-            FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
-                     attempt=number, failure_run=inp.failure_run, analysis=note,
-                     attempts=self._attempts[:-1], llm=self._llm()),
-            **llm_options(inp.request.heartbeat_timeout_s),
-        )
-        self._usage = self._usage + proposal.usage
+        fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
+                             attempt=number, failure_run=inp.failure_run, analysis=note,
+                             attempts=self._attempts[:-1], llm=self._llm())
+        if workflow.patched(FIXER_CONVERSATION):
+            # The fixer's conversation, one activity per model call (its usage counted call by call).
+            proposal = await fixer_conversation(fix_input, inp.request, self._count)
+        else:  # a run started before: its whole conversation was one activity
+            proposal = await host_activity(fixing_acts.propose_fix, fix_input, inp.workspace, inp.request,
+                                           llm_options(inp.request.heartbeat_timeout_s))
+            self._count(proposal.usage)
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")
             return Verdict.FAIL, proposal.escalate
         record.rationale = proposal.edit_set.rationale
 
-        applied = await workflow.execute_activity(
+        applied = await host_activity(
             edit_acts.apply_edits,
             ApplyInput(workspace=inp.workspace, test_id=inp.test_id, attempt=number, edit_set=proposal.edit_set),
-            **QUICK_OPTIONS,
+            inp.workspace, inp.request, quick_options(inp.request.heartbeat_timeout_s),
         )
         self._applied_attempt = number
+        self._edit_sets[number] = proposal.edit_set
         record.diff, record.files = applied.diff, applied.files
 
         self._set(FixState.VALIDATING)
@@ -299,24 +323,26 @@ class FixOneTestWorkflow:
         return verdict, False
 
     async def _validate(self, number: int) -> tuple[Verdict, str]:
-        """The test alone first; the whole suite only when it passes (seed 003)."""
+        """The test alone first; the whole suite only when it passes."""
         inp = self._inp
-        single = await workflow.execute_activity(
+        single = await host_activity(
             testing_acts.run_single_test,
             SingleInput(workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id, failure_run=inp.failure_run,
                         sandbox=inp.request.sandbox, label=f"validate-{number}-single"),
-            **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
+            inp.workspace, inp.request,
+            test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
             if single.status is None and single.message:  # it did not run: the message says why (e.g. the build)
                 return Verdict.FAIL, f"the test did not run: {single.message}"
             status = single.status.value if single.status else "not found in the output"
             return Verdict.FAIL, f"the test is still {status}: {single.message or ''}".strip().rstrip(":")
-        suite = await workflow.execute_activity(
+        suite = await host_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
                        sandbox=inp.request.sandbox, compare_to=inp.baseline, focus=inp.test_id),
-            **test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
+            inp.workspace, inp.request,
+            test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         self._suite_after = suite
         if suite.build_error and not inp.baseline.build_error:
@@ -335,10 +361,10 @@ class FixOneTestWorkflow:
         return Verdict.PASS, ""
 
     async def _rollback(self, number: int) -> None:
-        await workflow.execute_activity(
+        await host_activity(
             edit_acts.rollback_edits,
             RollbackInput(workspace=self._inp.workspace, test_id=self._inp.test_id, attempt=number),
-            **QUICK_OPTIONS,
+            self._inp.workspace, self._inp.request, quick_options(self._inp.request.heartbeat_timeout_s),
         )
         self._applied_attempt = None
 
@@ -366,5 +392,8 @@ class FixOneTestWorkflow:
             regressions_prevented=self._regressions_prevented, answer=self._answer,
             applied_attempt=self._applied_attempt if self._state == FixState.FIXED else None,
             suite_after=self._suite_after if self._state == FixState.FIXED else None,
+            applied_edit_set=self._edit_sets.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
+            host_lost=self._host_lost.reason if self._host_lost else None,
+            host_queue=self._host_lost.queue if self._host_lost else None,
         )
 

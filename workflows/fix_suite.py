@@ -6,7 +6,7 @@ a report and a branch/patch.
    (reported, never "fixed") from real failures;
 3. order the real failures root-cause groups first, and drive each through
    a ``FixOneTestWorkflow`` child, checking the run's time and cost budgets
-   before each test (seed 003); a fix that also fixes others spares them;
+   before each test; a fix that also fixes others spares them;
 4. run the whole suite at the end and write the report, the patch and the
    branch.
 
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio import workflow
@@ -49,7 +50,10 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.domain.errors import ErrorKind
     from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+    from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.models import (
+        AcceptedChange,
+        Continued,
         FinalizeInput,
         FixOneTestInput,
         FixOneTestResult,
@@ -59,6 +63,8 @@ with workflow.unsafe.imports_passed_through():
         MergeInput,
         PlanInput,
         PrepareInput,
+        RebuildInput,
+        Rebuilt,
         RecordInput,
         RemoveWorktreeInput,
         RollbackInput,
@@ -74,7 +80,7 @@ with workflow.unsafe.imports_passed_through():
         Worktree,
         WorktreeInput,
     )
-    from greenloop.workflows.options import QUICK_OPTIONS, SETUP_OPTIONS, test_run_options
+    from greenloop.workflows.options import quick_options, setup_options, test_run_options
     from greenloop.workflows.outcome import details as outcome_details
     from greenloop.workflows.outcome import suite_outcome
     from greenloop.workflows.search import upsert_run
@@ -121,6 +127,8 @@ class FixSuiteWorkflow:
         self._rollback_refused: dict[str, str] = {}
         self._phase = "starting"
         self._ignored: list[str] = []  # signals the run could not take, and why
+        self._request: FixRequest | None = None
+        self._rebuilt_patches: dict[str, str] = {}  # merged test -> its patch in the last rebuilt workspace
 
     # --- what people see ---------------------------------------------------------
 
@@ -231,12 +239,14 @@ class FixSuiteWorkflow:
     # --- the run ---------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, request: FixRequest) -> RunSummary:
+    async def run(self, start: FixRequest | Continued) -> RunSummary:
+        request, resumed = (start.request, start.progress) if isinstance(start, Continued) else (start, None)
+        self._request = request
         try:
-            progress = request.resume or await self._start(request)
+            progress = resumed or await self._start_anywhere(request)
         except RunStopped as stopped:  # before the first suite run: nothing to fix or compare
-            return await self._stop(request, stopped.workspace, stopped.summary)
-        request = request.model_copy(update={"resume": None})
+            return await self._stop(self._request, stopped.workspace, stopped.summary)
+        request = self._request
         self._progress = progress
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
@@ -253,11 +263,27 @@ class FixSuiteWorkflow:
             if progress.remaining and (processed >= request.tests_per_run or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(self._views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(request.model_copy(update={"resume": progress}))
+                workflow.continue_as_new(Continued(request=request, progress=progress))
         await self._process_rollbacks()
         summary = await self._finish(request, progress)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return summary
+
+    async def _start_anywhere(self, request: FixRequest) -> SuiteProgress:
+        """Prepare and plan the run; when the worker that prepared it is lost before
+        the run's queue of failures exists, start over on another worker."""
+        lost_notes: list[str] = []
+        while True:
+            try:
+                progress = await self._start(request)
+            except HostLost as lost:
+                if len(lost_notes) >= request.max_rebuilds:
+                    raise
+                lost_notes.append(f"{lost.message}; the run started over on another worker")
+                continue
+            progress.summary.notes[:0] = lost_notes
+            progress.rebuilds = len(lost_notes)
+            return progress
 
     async def _start(self, request: FixRequest) -> SuiteProgress:
         run_id = workflow.info().workflow_id
@@ -265,17 +291,19 @@ class FixSuiteWorkflow:
         upsert_run(request.repo, "PREPARING", 0)
         self._set_phase("preparing the workspace")
         ws = await workflow.execute_activity(
-            workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=request), **SETUP_OPTIONS)
-        plan = await workflow.execute_activity(
-            testing_acts.plan_tests, PlanInput(workspace=ws, request=request), **QUICK_OPTIONS)
+            workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=request),
+            **setup_options(request.heartbeat_timeout_s))
+        plan = await host_activity(
+            testing_acts.plan_tests, PlanInput(workspace=ws, request=request), ws, request,
+            quick_options(request.heartbeat_timeout_s))
         summary.framework = plan.framework
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 
         self._set_phase("setting up the environment")
         try:
-            environment = await workflow.execute_activity(
-                environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request),
-                **test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+            environment = await host_activity(
+                environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request), ws,
+                request, test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
         except ActivityError as err:
             if not (isinstance(err.cause, ApplicationError) and err.cause.type == ErrorKind.SETUP_FAILED.value):
                 raise
@@ -288,9 +316,9 @@ class FixSuiteWorkflow:
 
         self._set_phase(f"running the suite: {plan.test_command} ({plan.framework}: {plan.reason})")
         summary.notes.append(f"tests ran with `{plan.test_command}` ({plan.framework}): {plan.reason}")
-        initial: SuiteRun = await workflow.execute_activity(
+        initial: SuiteRun = await host_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
-            **run_opts)
+            ws, request, run_opts)
         summary.initial = initial.totals
         if stop := suite_outcome(initial):
             # The suite's state is unknown: nothing can be judged against it, so the run stops here.
@@ -304,14 +332,15 @@ class FixSuiteWorkflow:
         recheck = None
         if initial.totals.problems:
             self._set_phase("re-running to find flaky tests")
-            recheck = await workflow.execute_activity(
+            recheck = await host_activity(
                 testing_acts.run_suite,
-                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox), **run_opts)
-        analysis = await workflow.execute_activity(
+                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox), ws, request,
+                run_opts)
+        analysis = await host_activity(
             analysis_acts.analyze_suite,
             SuiteAnalysisInput(workspace=ws, run=initial, select=request.select, exclude=request.exclude,
                                recheck=recheck),
-            **QUICK_OPTIONS)
+            ws, request, quick_options(request.heartbeat_timeout_s))
         failing, summary.flaky = analysis.order, analysis.flaky
         if failing:
             summary.notes.append(f"root cause: {analysis.root_cause}")
@@ -327,7 +356,16 @@ class FixSuiteWorkflow:
         self._set_phase(f"fixing {test_id}")
         result = await self._fix(self._set_aside(request, progress, test_id, slots=1), progress, test_id,
                                  progress.workspace)
+        while result.host_lost is not None:  # its worker is gone: again, on the rebuilt workspace
+            await self._moved(request, progress, result)
+            if self._settled(request, progress, test_id):
+                return
+            result = await self._fix(self._set_aside(request, progress, test_id, slots=1), progress, test_id,
+                                     progress.workspace)
         await self._record(progress, result)
+        if result.state == FixState.FIXED and result.applied_edit_set is not None:
+            progress.accepted.append(AcceptedChange(test_id=test_id, attempt=result.applied_attempt or 0,
+                                                    edit_set=result.applied_edit_set))
 
     def _settled(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> bool:
         """Settle a test without driving it, when the run says so (abort, fixed
@@ -371,8 +409,9 @@ class FixSuiteWorkflow:
         summary, test_id = progress.summary, result.test_id
         view = self._views[test_id]
         self._shares.pop(test_id, None)  # what it spent is in its usage now
-        await workflow.execute_activity(workspace_acts.record_result,
-                                        RecordInput(workspace=progress.workspace, result=result), **QUICK_OPTIONS)
+        await self._on_host(lambda ws: host_activity(
+            workspace_acts.record_result, RecordInput(workspace=ws, result=result), ws, self._req(),
+            quick_options(self._req().heartbeat_timeout_s)))
         earlier = view.history if test_id in progress.retrying else []  # a retried test keeps its first try
         view.state, view.attempt = result.state, len(result.attempts)
         view.last_verdict = result.attempts[-1].verdict if result.attempts else None
@@ -419,8 +458,11 @@ class FixSuiteWorkflow:
         inp = FixOneTestInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
                            failure_run=progress.initial, baseline=progress.baseline, request=request,
                            deadline_unix=per_test_deadline)
-        # A fix that did not merge is fixed again by a second child, in the run workspace.
+        # A fix that did not merge is fixed again by a second child, in the run workspace;
+        # a test whose worker was lost, by another child on the rebuilt workspace.
         workflow_id = child_id(run_id, test_id) + ("/retry" if test_id in progress.retrying else "")
+        if moved := progress.redriven.get(test_id):
+            workflow_id += f"/moved-{moved}"
         self._views[test_id].workflow_id = workflow_id
         child = asyncio.ensure_future(workflow.execute_child_workflow(
             FixOneTestWorkflow.run, inp, id=workflow_id,
@@ -460,9 +502,9 @@ class FixSuiteWorkflow:
                 taken += 1
                 if self._settled(request, progress, test_id):
                     continue
-                tree: Worktree = await workflow.execute_activity(
-                    workspace_acts.create_worktree, WorktreeInput(workspace=progress.workspace, test_id=test_id),
-                    **SETUP_OPTIONS)
+                tree: Worktree = await self._on_host(lambda ws: host_activity(
+                    workspace_acts.create_worktree, WorktreeInput(workspace=ws, test_id=test_id), ws, request,
+                    setup_options(request.heartbeat_timeout_s)))
                 if self._abort_requested:  # aborted while the worktree was being made
                     await self._remove(progress, tree)
                     self._settled(request, progress, test_id)
@@ -486,6 +528,11 @@ class FixSuiteWorkflow:
         """A child in a worktree ended: merge its fix (if it has one, and the run
         goes on), keep its result, remove its worktree."""
         test_id = result.test_id
+        if result.host_lost is not None or tree.workspace.host_queue != progress.workspace.host_queue:
+            # Its worktree was on a worker that is gone: nothing of it stays; the test goes back to the queue.
+            await self._moved(request, progress, result)
+            progress.remaining.insert(0, test_id)
+            return
         if result.state == FixState.FIXED and result.applied_attempt is not None and self._abort_requested:
             # Fixed in its worktree as the run was aborted: nothing more goes into the workspace.
             await self._record(progress, result.model_copy(
@@ -493,14 +540,22 @@ class FixSuiteWorkflow:
             self._views[test_id].history.append("fixed in its worktree, but not merged: the run was aborted")
         elif result.state == FixState.FIXED and result.applied_attempt is not None:
             applied = next(a for a in result.attempts if a.number == result.applied_attempt)
-            merge = await workflow.execute_activity(
-                workspace_acts.merge_worktree,
-                MergeInput(workspace=progress.workspace, worktree=tree, files=applied.files,
-                           baseline=progress.baseline, suite_after=result.suite_after),
-                **QUICK_OPTIONS)
+            try:
+                merge = await host_activity(
+                    workspace_acts.merge_worktree,
+                    MergeInput(workspace=progress.workspace, worktree=tree, files=applied.files,
+                               baseline=progress.baseline, suite_after=result.suite_after),
+                    progress.workspace, request, quick_options(request.heartbeat_timeout_s))
+            except HostLost as lost:  # the run workspace and this worktree went with their worker
+                await self._moved(request, progress, result.model_copy(
+                    update={"host_lost": lost.reason, "host_queue": lost.queue}))
+                progress.remaining.insert(0, test_id)
+                return
             if merge.merged:
                 await self._record(progress, result)
                 progress.merged[test_id] = merge.patch or ""
+                progress.accepted.append(AcceptedChange(test_id=test_id, attempt=result.applied_attempt,
+                                                        patch_text=merge.patch_text))
                 if merge.baseline is not None:
                     progress.baseline = merge.baseline
                 self._views[test_id].history.append("fix merged into the run workspace")
@@ -513,9 +568,14 @@ class FixSuiteWorkflow:
         await self._remove(progress, tree)
 
     async def _remove(self, progress: SuiteProgress, tree: Worktree) -> None:
-        await workflow.execute_activity(
-            workspace_acts.remove_worktree, RemoveWorktreeInput(workspace=progress.workspace, worktree=tree),
-            **QUICK_OPTIONS)
+        if tree.workspace.host_queue != progress.workspace.host_queue:
+            return  # it went with a lost worker
+        try:
+            await host_activity(
+                workspace_acts.remove_worktree, RemoveWorktreeInput(workspace=progress.workspace, worktree=tree),
+                progress.workspace, self._req(), quick_options(self._req().heartbeat_timeout_s))
+        except HostLost:
+            pass  # the next activity on the run's files rebuilds the workspace
 
     async def _process_rollbacks(self) -> None:
         progress = self._progress
@@ -525,10 +585,11 @@ class FixSuiteWorkflow:
             attempt = progress.applied.pop(test_id)
             patch = progress.merged.pop(test_id, None)  # merged from a worktree: its patch comes back out
             try:
-                await workflow.execute_activity(
-                    edit_acts.rollback_edits, RollbackInput(workspace=progress.workspace, test_id=test_id,
-                                                            attempt=attempt, patch=patch, by_hand=True),
-                    **QUICK_OPTIONS)
+                await self._on_host(lambda ws: host_activity(
+                    edit_acts.rollback_edits,
+                    RollbackInput(workspace=ws, test_id=test_id, attempt=attempt, by_hand=True,
+                                  patch=self._rebuilt_patches.get(test_id, patch) if patch is not None else None),
+                    ws, self._req(), quick_options(self._req().heartbeat_timeout_s)))
             except ActivityError as exc:
                 # Later fixes built on this one: it stays, and the person is told why.
                 reason = str(exc.cause or exc)
@@ -539,6 +600,7 @@ class FixSuiteWorkflow:
                 self._rollback_refused[test_id] = reason
                 self._rolled_back.add(test_id)
                 continue
+            progress.accepted = [c for c in progress.accepted if c.test_id != test_id]
             self._views[test_id].state = FixState.SKIPPED
             self._views[test_id].history.append("fix rolled back by hand")
             if test_id in progress.summary.fixed:
@@ -548,10 +610,10 @@ class FixSuiteWorkflow:
 
     async def _stop(self, request: FixRequest, ws: Workspace, summary: RunSummary) -> RunSummary:
         self._set_phase("finalizing")
-        summary = await workflow.execute_activity(
+        summary = await host_activity(
             workspace_acts.finalize_run,
             FinalizeInput(run_id=workflow.info().workflow_id, workspace=ws, summary=summary, final=None),
-            **SETUP_OPTIONS)
+            ws, request, setup_options(request.heartbeat_timeout_s))
         upsert_run(request.repo, summary.state.upper(), 0)
         self._set_phase("finished")
         workflow.set_current_details(outcome_details(summary))
@@ -561,25 +623,88 @@ class FixSuiteWorkflow:
         self._set_phase("finalizing")
         summary = progress.summary
         stopped_early = not summary.baseline_read  # the first suite run was not read: nothing ran since
-        final: SuiteRun = progress.initial if stopped_early else await workflow.execute_activity(
+        final: SuiteRun = progress.initial if stopped_early else await self._on_host(lambda ws: host_activity(
             testing_acts.run_suite,
-            SuiteInput(workspace=progress.workspace, plan=progress.plan, label="final", sandbox=request.sandbox,
+            SuiteInput(workspace=ws, plan=progress.plan, label="final", sandbox=request.sandbox,
                        compare_to=progress.initial),
-            **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
+            ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)))
         if self._abort_requested:
             summary.state, summary.reason = RunOutcome.ABORTED, self._abort_reason
             summary.notes.append(self._abort_reason)
         elif not stopped_early:
             summary.state, summary.reason = suite_outcome(final) or (RunOutcome.COMPLETED, "")
         summary.tests = list(self._views.values())
-        summary = await workflow.execute_activity(
-            workspace_acts.finalize_run,
-            FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary,
-                          final=final, initial=progress.initial, push=request.push,
-                          pull_request=request.pull_request),
-            **SETUP_OPTIONS)
+        try:
+            summary = await host_activity(
+                workspace_acts.finalize_run,
+                FinalizeInput(run_id=workflow.info().workflow_id, workspace=progress.workspace, summary=summary,
+                              final=final, initial=progress.initial, push=request.push,
+                              pull_request=request.pull_request),
+                progress.workspace, request, setup_options(request.heartbeat_timeout_s))
+        except HostLost as lost:  # rebuild, then finish there (the final suite run is redone on it)
+            await self._rebuild(lost)
+            return await self._finish(request, progress)
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)
         self._set_phase("finished")
         workflow.set_current_details(outcome_details(summary))
         return summary
+
+    # --- the worker holding the run's files is lost: the run moves -------------------------
+
+    def _req(self) -> FixRequest:
+        assert self._request is not None
+        return self._request
+
+    async def _on_host(self, step: Callable[[Workspace], Awaitable[Any]]) -> Any:
+        """``step`` on the run workspace; when its worker is lost, rebuild the
+        workspace on another worker and run ``step`` there."""
+        while True:
+            assert self._progress is not None
+            try:
+                return await step(self._progress.workspace)
+            except HostLost as lost:
+                await self._rebuild(lost)
+
+    async def _moved(self, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult) -> None:
+        """A test's child ended because its worker was lost: count what it spent,
+        note it, and make sure the run workspace lives on a worker that is there."""
+        test_id, view = result.test_id, self._views[result.test_id]
+        self._shares.pop(test_id, None)
+        progress.summary.usage = progress.summary.usage + result.usage
+        progress.summary.attempts += len(result.attempts)
+        progress.redriven[test_id] = progress.redriven.get(test_id, 0) + 1
+        view.state = FixState.PENDING
+        view.history.append(f"worker lost after {len(result.attempts)} attempt(s) "
+                            f"({result.host_lost or 'its worktree went with a lost worker'}): driven again")
+        if result.host_queue:
+            await self._rebuild(HostLost(result.host_queue, result.host_lost or ""))
+
+    async def _rebuild(self, lost: HostLost) -> None:
+        """Rebuild the run workspace on another worker from the history: the repository
+        source and every accepted fix in order. Nothing to do when the run already
+        moved away from the lost worker."""
+        progress, request = self._progress, self._req()
+        assert progress is not None
+        if lost.queue != (progress.workspace.host_queue or workflow.info().task_queue):
+            return
+        if progress.rebuilds >= request.max_rebuilds:
+            raise ApplicationError(f"{lost.message}; the run already moved {progress.rebuilds} time(s) "
+                                   f"(max_rebuilds): it stops here", type="host_lost", non_retryable=True)
+        progress.rebuilds += 1
+        phase = self._phase
+        self._set_phase(f"rebuilding the workspace on another worker: {lost.reason}")
+        rebuilt: Rebuilt = await workflow.execute_activity(
+            workspace_acts.rebuild_workspace,
+            RebuildInput(run_id=workflow.info().workflow_id, request=request, lost=progress.workspace,
+                         plan=progress.plan, accepted=progress.accepted, reason=lost.reason),
+            **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
+        progress.workspace, progress.initial = rebuilt.workspace, rebuilt.run
+        progress.plan = rebuilt.plan or progress.plan
+        progress.baseline = rebuilt.run.as_baseline()
+        progress.merged = {t: rebuilt.merged.get(t, p) for t, p in progress.merged.items()}
+        self._rebuilt_patches = rebuilt.merged
+        progress.summary.notes.append(
+            f"{lost.message}; the workspace was rebuilt on {rebuilt.workspace.host_queue} from the history "
+            f"({len(progress.accepted)} accepted fix(es) replayed); reports of earlier tests stayed on the lost worker")
+        self._set_phase(phase)

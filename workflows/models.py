@@ -18,7 +18,7 @@ from greenloop.sandbox.models import SandboxSettings
 
 
 class FixState(StrEnum):
-    """The per-test state machine (seed 003), plus a person's last word."""
+    """The per-test state machine, plus a person's last word."""
 
     PENDING = "PENDING"
     ANALYZING = "ANALYZING"
@@ -114,16 +114,19 @@ class FixRequest(BaseModel):
     tests_per_run: int = Field(default=100, ge=1, le=1000)
     escalation_deadline_s: int = Field(default=24 * 3600, ge=1)
     escalation_default: AnswerChoice = AnswerChoice.SKIP
-    # How soon a lost worker is noticed while it runs tests (its activities are then retried elsewhere).
-    heartbeat_timeout_s: int = Field(default=30, ge=5)
+    # How soon a lost worker is noticed in any activity it runs (its activities are then retried).
+    heartbeat_timeout_s: int = Field(default=30, ge=2)
+    # How long an activity for the worker holding the run's workspace (its host queue) may wait for
+    # that worker to poll before the host counts as lost and the run moves to another worker, which
+    # rebuilds the workspace from the history (schedule-to-start timeout of host-queue activities).
+    host_timeout_s: int = Field(default=60, ge=2)
+    # How many times a run may move to another worker before it fails.
+    max_rebuilds: int = Field(default=5, ge=0, le=100)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     run_dir: str | None = None  # where artifacts go; defaults under the user's data dir
     push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
     pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
-    # Where a long run is when it continues as new; set by the workflow, never by users.
-    # (A workflow takes one argument: Temporal drops type hints when the argument count differs.)
-    resume: SuiteProgress | None = None
 
 
 class Workspace(BaseModel):
@@ -134,6 +137,11 @@ class Workspace(BaseModel):
     repo: str
     branch: str | None = None
     base_commit: str | None = None
+    # The task queue of the worker that holds this workspace (its host queue): every activity
+    # that touches the run's files goes there. None: the workflow's own queue (one shared disk).
+    host_queue: str | None = None
+    base_tree: str | None = None  # the starting point's git tree: a rebuild must reproduce it exactly
+    ref: str | None = None  # the ref the run started from (a rebuild checks it out again)
 
 
 
@@ -246,6 +254,11 @@ class FixOneTestResult(BaseModel):
     answer: Answer | None = None
     applied_attempt: int | None = None  # the attempt whose edits stay in the workspace
     suite_after: SuiteRun | None = None  # the full suite after the accepted fix
+    applied_edit_set: EditSet | None = None  # the accepted attempt's edits (a rebuild replays them)
+    # The worker holding the test's workspace was lost (why): nothing of this child stays, the run
+    # rebuilds its workspace elsewhere and drives the test again.
+    host_lost: str | None = None
+    host_queue: str | None = None  # the lost worker's queue
 
 
 class FixStatusView(BaseModel):
@@ -440,6 +453,7 @@ class MergeResult(BaseModel):
     reason: str = ""  # why not
     files: list[str] = Field(default_factory=list)
     patch: str | None = None  # the patch the merge applied, kept in the run directory
+    patch_text: str | None = None  # its text: the history holds it, so a rebuild can apply it again
     # What validations compare with from now on: a test passes if it passed before or after the fix.
     baseline: SuiteRun | None = None
 
@@ -447,6 +461,72 @@ class MergeResult(BaseModel):
 class RemoveWorktreeInput(BaseModel):
     workspace: Workspace
     worktree: Worktree
+
+
+class ConversationStart(BaseModel):
+    """A fixer conversation begun on the host (``ref``: its file there, with the
+    messages and tool results, which never travel), or a proposal without one."""
+
+    ref: str | None = None
+    proposal: FixProposal | None = None
+
+
+class TurnInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+    llm: LLMSettings
+
+
+class ModelTurnResult(BaseModel):
+    """One model call of a conversation, as the workflow sees it: what it cost,
+    why it stopped, the tools it asks for (names; their inputs stay on the host)."""
+
+    usage: Usage
+    stop: str
+    tool_calls: list[str] = Field(default_factory=list)
+    replayed: bool = False  # made earlier by a worker that died before reporting it: not asked again
+
+
+class ToolsInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+
+
+class FinishFixInput(BaseModel):
+    fix: FixInput
+    ref: str
+    stop: str
+
+
+class AcceptedChange(BaseModel):
+    """One accepted fix as the history holds it, in the order it entered the run
+    workspace: the edit set applied in place, or the patch a merge applied."""
+
+    test_id: str
+    attempt: int
+    edit_set: EditSet | None = None
+    patch_text: str | None = None
+
+
+class RebuildInput(BaseModel):
+    run_id: str
+    request: FixRequest
+    lost: Workspace  # the workspace on the lost worker
+    plan: SuitePlan
+    accepted: list[AcceptedChange]
+    reason: str  # why the host counts as lost
+
+
+class Rebuilt(BaseModel):
+    """A workspace rebuilt on another worker from the history, and the suite run
+    there that stands in for the lost reports (failures' details and the baseline)."""
+
+    workspace: Workspace
+    run: SuiteRun
+    merged: dict[str, str] = Field(default_factory=dict)  # test -> its merge patch, written again
+    plan: SuitePlan | None = None  # the plan with this worker's project environment (None: unchanged)
 
 
 class SuiteProgress(BaseModel):
@@ -468,6 +548,18 @@ class SuiteProgress(BaseModel):
     retrying: list[str] = Field(default_factory=list)
     # Queued tests that an accepted fix made pass too (they are not driven; they count as fixed).
     fixed_along: list[str] = Field(default_factory=list)
+    # Every accepted fix, in order: with the repository source, all a rebuild on another worker needs.
+    accepted: list[AcceptedChange] = Field(default_factory=list)
+    rebuilds: int = 0  # times the run moved to another worker
+    redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
 
 
-FixRequest.model_rebuild()
+class Continued(BaseModel):
+    """A long run continuing as new: the request it was started with and where it is.
+    The workflow takes one argument (``FixRequest | Continued``): Temporal drops
+    type hints when the argument count differs from the hints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request: FixRequest
+    progress: SuiteProgress

@@ -1,7 +1,7 @@
 """Activity options: timeouts, heartbeats and retry policies in one place.
 
 Bad input (a missing path, an unknown framework, an invalid config) is
-non-retryable: activities raise ``ApplicationError`` typed with the seed 004
+non-retryable: activities raise ``ApplicationError`` typed with its
 error kind, and these kinds are never retried.
 """
 
@@ -19,10 +19,20 @@ from greenloop.domain.errors import NON_RETRYABLE
 # activities/llm_errors.py); the policy lists the same kinds for errors raised any other way.
 NON_RETRYABLE_KINDS = sorted(kind.value for kind in NON_RETRYABLE)
 
-QUICK_OPTIONS: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(minutes=2),
-    "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE_KINDS),
-}
+# A lost worker is noticed within the heartbeat timeout (every activity heartbeats while it runs).
+DEFAULT_HEARTBEAT_S = 30
+
+
+def quick_options(heartbeat_s: int = DEFAULT_HEARTBEAT_S) -> dict[str, Any]:
+    """Short file and git work (apply, roll back, record, merge, plan, analyse)."""
+    return {
+        "start_to_close_timeout": timedelta(minutes=2),
+        "heartbeat_timeout": timedelta(seconds=heartbeat_s),
+        "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE_KINDS),
+    }
+
+
+QUICK_OPTIONS: dict[str, Any] = quick_options()
 
 
 
@@ -39,11 +49,26 @@ def llm_options(heartbeat_s: int) -> dict[str, Any]:
         ),
     }
 
-SETUP_OPTIONS: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(minutes=20),
-    "heartbeat_timeout": timedelta(minutes=2),
-    "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
-}
+def setup_options(heartbeat_s: int = DEFAULT_HEARTBEAT_S) -> dict[str, Any]:
+    """Copying, cloning, worktrees, finalizing: long, heartbeating."""
+    return {
+        "start_to_close_timeout": timedelta(minutes=20),
+        "heartbeat_timeout": timedelta(seconds=heartbeat_s),
+        "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
+    }
+
+
+SETUP_OPTIONS: dict[str, Any] = setup_options()
+
+
+def on_host(host_queue: str | None, host_timeout_s: int, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` for an activity on a run's files: sent to the worker that holds
+    them (its host queue), and failed with a schedule-to-start timeout (which is
+    never retried) when no worker polls that queue within ``host_timeout_s``: the
+    host is lost and the workflow moves the run (``workflows/host.py``)."""
+    if not host_queue:
+        return options
+    return {**options, "task_queue": host_queue, "schedule_to_start_timeout": timedelta(seconds=host_timeout_s)}
 
 
 def test_run_options(timeout_s: int, heartbeat_s: int = 30) -> dict[str, Any]:

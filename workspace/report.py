@@ -1,4 +1,4 @@
-"""The run's human report (seed 003's Markdown summary) and its JSON twin."""
+"""The run's human report (Markdown) and its JSON twin."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def _check(run, case: Case, ws: Path) -> None:
 
 # The planner's own command for each project (no test_command given): the
 # framework it detects and the reporters it adds must not change the results.
-# The JUnit console project has no build file at all, so seed 004's language
+# The JUnit console project has no build file at all, so the language
 # detection refuses it (checked below).
 PLANNED = [c for c in CASES if not c[0].startswith("junit-console/")]
 

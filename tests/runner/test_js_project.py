@@ -81,6 +81,13 @@ def test_a_test_script_wrapped_in_lint_runs_only_its_runner(tmp_path):
     assert "lint (eslint .)" in plan.reason and "the pipe into `tap-spec` in test" in plan.reason
 
 
+def test_a_package_script_behind_a_coverage_wrapper_is_followed_to_its_runner(tmp_path):
+    plan = plan_tests(project(tmp_path, {"test": "npm run eslint && nyc npm run test-spec", "eslint": "eslint .",
+                                         "test-spec": "mocha spec -R spec"}, ("mocha", "nyc", "eslint")))
+    assert plan.framework == "mocha" and plan.test_command == "npx mocha spec -R spec"
+    assert "eslint (eslint .)" in plan.reason
+
+
 def test_a_test_only_script_is_preferred_to_test(tmp_path):
     plan = plan_tests(project(tmp_path, {"test": "npm run lint && npm audit && mocha", "test:unit": "mocha test/unit",
                                          "lint": "standard"}, ("mocha", "standard")))

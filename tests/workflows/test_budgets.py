@@ -1,4 +1,4 @@
-"""The run's budgets, checked before each test (seed 003): when the time or
+"""The run's budgets, checked before each test: when the time or
 the LLM money is used up, the tests left are not lost — they end SKIPPED
 (time) or ESCALATED to a person (money), each saying why."""
 
