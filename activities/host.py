@@ -70,7 +70,7 @@ def lost(what: str, path: str | Path, **context: Any) -> GreenloopError:
 def require_workspace(ws: Any) -> None:
     """Raise ``WORKSPACE_LOST`` unless ``ws``'s folder and run directory exist (never create them)."""
     path, run_dir = Path(ws.path), Path(ws.run_dir)
-    if not path.is_dir() or not (path / ".git").exists():
+    if not path.is_dir():
         raise lost("the run's workspace", path)
     if not run_dir.is_dir():
         raise lost("the run's directory", run_dir)
