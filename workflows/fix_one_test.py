@@ -280,6 +280,7 @@ class FixOneTestWorkflow:
             inp.workspace, inp.request, llm_options(inp.request.heartbeat_timeout_s),
         )
         self._usage = self._usage + note.usage
+        record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
         if self._out_of_money():
             record.verdict, record.reason = Verdict.FAIL, "the analysis used up the test's share of the LLM budget"
@@ -297,6 +298,7 @@ class FixOneTestWorkflow:
             proposal = await host_activity(fixing_acts.propose_fix, fix_input, inp.workspace, inp.request,
                                            llm_options(inp.request.heartbeat_timeout_s))
             self._count(proposal.usage)
+        record.usage = record.usage + proposal.usage
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")

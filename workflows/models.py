@@ -230,6 +230,7 @@ class AttemptRecord(BaseModel):
     verdict: Verdict | None = None
     reason: str = ""
     files: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)  # what this attempt's model calls cost (analysis and fix)
 
 
 class FixOneTestInput(BaseModel):

@@ -53,6 +53,9 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         for a in r.attempts:
             verdict = a.verdict.value if a.verdict else "-"
             lines.append(f"### Attempt {a.number}: {verdict}")
+            if a.usage.calls or a.usage.cost_usd:
+                lines.append(f"Cost: {a.usage.input_tokens} input + {a.usage.output_tokens} output tokens, "
+                             f"${a.usage.cost_usd:.4f}")
             if a.reason:
                 lines.append(f"Why: {a.reason}")
             if a.analysis:

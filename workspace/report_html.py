@@ -48,6 +48,9 @@ def highlight_diff(diff: str) -> str:
 
 def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
     out = [f"<h3>Attempt {a.number} {badge(a.verdict.value) if a.verdict else badge('no verdict')}</h3>"]
+    if a.usage.calls or a.usage.cost_usd:
+        out.append(f"<p class=\"muted\">{a.usage.input_tokens} input + {a.usage.output_tokens} output tokens, "
+                   f"${a.usage.cost_usd:.4f}</p>")
     if a.reason:
         out.append(f"<p><b>Why:</b> {escape(a.reason)}</p>")
     if a.analysis:

@@ -51,6 +51,10 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     # The validation's output excerpt: pytest's own words about the test run alone.
     assert "1 passed" in section and "1 failed" in section
     assert f"${summary.usage.cost_usd:.4f}" in page and f"{summary.usage.input_tokens} input" in page
+    # Each attempt says what its model calls cost (the analysis and the fix), and they add up to the run's.
+    costs = re.findall(r'<p class="muted">\d+ input \+ \d+ output tokens, \$(\d+\.\d{4})</p>', section)
+    assert len(costs) == 2 and all(float(c) > 0 for c in costs), costs
+    assert abs(sum(map(float, costs)) - summary.usage.cost_usd) < 0.0002
     # The run's last details in the Web UI name the page.
     assert f"report: [{summary.report_html}](file://{summary.report_html})" in details(summary)
 
