@@ -4,7 +4,9 @@ option values and the ``VAR=value`` assignments that start a segment.
 
 Parsers read commands to learn what the run asked for (which reporter, which
 report file, which filter); none of them runs the command, so this is
-deliberately a word splitter, not a shell.
+deliberately a word splitter, not a shell. The runner reads package scripts and
+builds single-test commands with the same reader (``split_segments`` and
+``raw_words`` keep each word's quoting, so a rebuilt command means what it meant).
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ def command_words(command: str) -> list[str]:
 
 
 def segments(command: str) -> list[str]:
-    """The simple commands of a command line, in order (empty ones left out)."""
-    return [s for s in SEGMENT_SPLIT.split(command.strip()) if s]
+    """The simple commands of a command line, in order (empty ones left out; quoted
+    separators stay inside their command)."""
+    return [segment for _, segment in split_segments(command)]
 
 
 def tool_words(words: list[str], is_tool: Callable[[int, str], bool]) -> list[str] | None:
@@ -130,3 +133,75 @@ def with_package_scripts(command: str, root: Path | None) -> str:
             passed = words[words.index("--") + 1:] if "--" in words else []
             extra.append(" ".join([script, *map(shlex.quote, passed)]))
     return " ; ".join([command, *extra])
+
+
+# --- quoting kept: commands taken apart so that, rebuilt, they mean what they meant ---------
+
+
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """The text in the pieces the shell reads it in: a quoted character, an escape
+    pair, or a bare character (``True``: unquoted and unescaped, so it may separate)."""
+    out: list[tuple[str, bool]] = []
+    quote, i = "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and quote != "'":
+            out.append((text[i:i + 2], False))
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        out.append((c, not quote and c not in "'\""))
+        i += 1
+    return out
+
+
+def split_segments(text: str) -> list[tuple[str, str]]:
+    """A shell command split at unquoted ``&&``, ``||``, ``;``, ``|`` and ``&``,
+    as ``(operator before, raw segment)`` pairs (the first operator is "")."""
+    pieces = _pieces(text)
+    out: list[tuple[str, str]] = []
+    buf: list[str] = []
+    op, k = "", 0
+    while k < len(pieces):
+        piece, bare = pieces[k]
+        following = pieces[k + 1][0] if k + 1 < len(pieces) and pieces[k + 1][1] else ""
+        if bare and piece == "&" and ((buf and buf[-1] in "<>") or following == ">"):
+            buf.append(piece)  # a redirection (2>&1, &>file), not a separator
+        elif bare and piece in "&|;":
+            sep = piece + following if piece + following in ("&&", "||") else piece
+            out.append((op, "".join(buf).strip()))
+            buf, op = [], sep
+            k += len(sep)
+            continue
+        else:
+            buf.append(piece)
+        k += 1
+    out.append((op, "".join(buf).strip()))
+    return [(o, s) for o, s in out if s]
+
+
+def raw_words(segment: str) -> list[str]:
+    """Shell words of a segment with their quoting kept."""
+    words: list[str] = []
+    buf: list[str] = []
+    for piece, bare in _pieces(segment):
+        if bare and piece.isspace():
+            if buf:
+                words.append("".join(buf))
+                buf = []
+        else:
+            buf.append(piece)
+    if buf:
+        words.append("".join(buf))
+    return words
+
+
+def unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if parts else ""

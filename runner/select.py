@@ -22,10 +22,10 @@ import shlex
 from dataclasses import dataclass, field
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.parsers.command import raw_words, split_segments, unquote
 from greenloop.parsers.models import TestResult
 from greenloop.runner import js_project
 from greenloop.runner.plan import SuitePlan, with_reports
-from greenloop.runner.shell_words import raw_words, split_segments, unquote
 
 q = shlex.quote
 UNITTEST_FIXTURE = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")

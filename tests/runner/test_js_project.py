@@ -8,9 +8,9 @@ import json
 import pytest
 
 from greenloop.parsers import detect
+from greenloop.parsers.command import raw_words, split_segments
 from greenloop.runner.js_project import plan_js_tests, resolve_script
 from greenloop.runner.plan import plan_tests
-from greenloop.runner.shell_words import raw_words, split_segments
 
 
 def project(tmp_path, scripts: dict[str, str], dev: tuple[str, ...] = (), **files: str):
