@@ -34,17 +34,12 @@ R = TypeVar("R")
 HOST_SEPARATOR = "@"
 
 
-def data_home() -> Path:
-    """This worker's data directory: $GREENLOOP_HOME or the user's data dir."""
-    return settings().home
-
-
 def host_id() -> str:
     """This worker's host id: ``GREENLOOP_HOST``, else the machine's name and a
     digest of its data directory (workers sharing a data directory share it)."""
     if explicit := settings().host:
         return explicit
-    digest = hashlib.sha1(str(data_home().resolve()).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(str(settings().home.resolve()).encode()).hexdigest()[:8]
     return f"{socket.gethostname()}-{digest}"
 
 

@@ -16,10 +16,11 @@ from greenloop import telemetry
 from greenloop.activities.environment import build_environment
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
-from greenloop.activities.host import data_home, host_id, my_host_queue, on_host
+from greenloop.activities.host import host_id, my_host_queue, on_host
 from greenloop.activities.testing import execute_suite, load_statuses
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, Totals
+from greenloop.settings import settings
 from greenloop.workflows.models import (
     FinalizeInput,
     FixOneTestResult,
@@ -53,7 +54,7 @@ from greenloop.workspace.timeline import read_events, timelines, validations
 
 def runs_root() -> Path:
     """Where run directories live: $GREENLOOP_HOME/runs or the user's data dir."""
-    return data_home() / "runs"
+    return settings().home / "runs"
 
 
 def safe_name(run_id: str) -> str:

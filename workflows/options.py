@@ -32,10 +32,6 @@ def quick_options(heartbeat_s: int = DEFAULT_HEARTBEAT_S) -> dict[str, Any]:
     }
 
 
-QUICK_OPTIONS: dict[str, Any] = quick_options()
-
-
-
 def llm_options(heartbeat_s: int) -> dict[str, Any]:
     """Provider faults (429/529, 5xx, timeouts) are retried with backoff here,
     not inside the client, so every retry is visible in the history."""
@@ -56,9 +52,6 @@ def setup_options(heartbeat_s: int = DEFAULT_HEARTBEAT_S) -> dict[str, Any]:
         "heartbeat_timeout": timedelta(seconds=heartbeat_s),
         "retry_policy": RetryPolicy(maximum_attempts=3, non_retryable_error_types=NON_RETRYABLE_KINDS),
     }
-
-
-SETUP_OPTIONS: dict[str, Any] = setup_options()
 
 
 def on_host(host_queue: str | None, host_timeout_s: int, options: dict[str, Any]) -> dict[str, Any]:
