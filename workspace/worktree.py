@@ -48,7 +48,10 @@ def _with_index(workspace: Path, seed: str | None) -> tuple[dict[str, str], Path
         real = Path(git(workspace, "rev-parse", "--git-path", "index"))
         real = real if real.is_absolute() else workspace / real
         if real.is_file():
-            shutil.copyfile(real, index)  # a warm start: unchanged files are not rehashed
+            # a warm start: unchanged files are not rehashed. copy2 keeps the index's mtime,
+            # which git's racy-clean check compares files against (a fresh mtime would
+            # hide a same-size edit made in the second the index was written)
+            shutil.copy2(real, index)
     else:
         git(workspace, "read-tree", seed, env=env)
     return env, folder
