@@ -384,8 +384,8 @@ def recipe(root: Path, framework: str) -> Recipe:
     else:
         make = f"{q(interpreter)} -m venv venv"
         install = "../venv/bin/python -m pip install --disable-pip-version-check"
-    said: list[str] = [f"Python {version}" + (f" (the newest here that satisfies `{constraint[0]}`)"
-                                             if constraint else "")]
+    said: list[str] = []
+    on = f"; Python {version}" + (f", the newest here that satisfies `{constraint[0]}`" if constraint else "")
     lines = [make, "cd project"]
     project_extras = extras(root, data)
     package = installable(root, data)
@@ -428,4 +428,4 @@ def recipe(root: Path, framework: str) -> Recipe:
     return Recipe(ecosystem="python", manifests=found, toolchain=toolchain((version, interpreter)), script=lines,
                   stage_tree=True,
                   env=env, path_first=["venv/bin"], import_roots=import_roots(root, data),
-                  reason="a virtualenv with " + (", ".join(said) or "nothing but the interpreter"))
+                  reason="a virtualenv with " + (", ".join(said) or "nothing but the interpreter") + on)
