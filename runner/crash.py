@@ -4,12 +4,22 @@ That test fails as ``errored`` with the reason (``native_status``
 ``out_of_memory`` or ``crash``), every other result is kept, and the tests
 that never got to run are run again:
 
-* the runner survived (a test's child process was killed): the report is
-  whole; the failing tests whose output shows the kill are marked;
-* the runner itself died: for pytest, whose ``-v`` lines name each test
-  before it runs, the suite is resumed without the tests already done (and
-  the one that died), as often as it dies (up to ``MAX_RESUMES``); other
-  frameworks keep whatever per-test results their output holds.
+* the runner survived and reported every test (a test's child process was
+  killed): the failing tests whose output shows the kill are marked;
+* the process that ran the tests died, for a framework whose output names
+  the test a run is in (``RESUMABLE``): the suite, or the unit that died, is
+  run again, one test at a time, without the tests already done, and the test
+  each run dies in is named; as often as it dies (up to ``MAX_RESUMES``):
+
+  - pytest: the runner itself; ``-v`` lines name each test before it runs
+    (``--deselect`` leaves the done ones out);
+  - cargo test: one test binary (cargo goes on with the others); libtest
+    with ``--test-threads=1`` prints ``test NAME ... `` before each test
+    (``--skip NAME --exact``);
+  - googletest: the binary; ``[ RUN      ] NAME`` without its end names the
+    test at once (a negative ``--gtest_filter``);
+
+* other frameworks keep whatever per-test results their output holds.
 """
 
 from __future__ import annotations
@@ -20,7 +30,10 @@ import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from greenloop.parsers.command import raw_words, unquote
 from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.runner import select
+from greenloop.runner.plan import SuitePlan
 from greenloop.sandbox.models import ExecResult
 
 OUT_OF_MEMORY = "out_of_memory"
@@ -58,12 +71,16 @@ def explain(reason: str, ex: ExecResult, memory_mb: int) -> str:
     if reason == OUT_OF_MEMORY:
         return f"out of memory: killed at the sandbox's memory limit ({memory_mb} MB)"
     sig = ex.killed_by_signal
+    if sig is None:  # the runner outlived it (a cargo test binary); the parser says how it died
+        return "crash: the test process died"
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
     return f"crash: the test process died ({name})"
 
 
-def died_test(test_id: str, reason: str, message: str) -> TestResult:
-    return TestResult(id=test_id, status=Status.ERRORED, native_status=reason, message=message)
+def died_test(test_id: str, reason: str, message: str, said: TestResult | None = None) -> TestResult:
+    """The test a process died in: ``errored`` for ``reason``, where the parser placed it (``said``)."""
+    where = {"file": said.file, "line": said.line, "suite": said.suite} if said else {}
+    return TestResult(id=test_id, status=Status.ERRORED, native_status=reason, message=message, **where)
 
 
 def mark_victims(report: TestReport, reason: str, message: str) -> int:
@@ -93,33 +110,100 @@ def pytest_running(stdout_tail: str) -> str | None:
     return m.group("id")
 
 
-async def resume_pytest(command: str, first: TestReport, reason: str, first_exec: ExecResult, run: Exec,
-                        parse: Parse, out_dir: Path, memory_mb: int) -> TestReport:
-    """Run a pytest suite whose runner died again, verbosely, without the tests
-    already done, marking each test it dies in, until it finishes; the merged report."""
-    done: dict[str, TestResult] = {t.id: t for t in first.tests}
+# What a framework's parser says of a test that was running when its process died.
+DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed"}
+RESUMABLE = {"pytest", *DIED_NATIVE}
+
+
+def _unfinished(framework: str, t: TestResult) -> bool:
+    """A result that only says the process died while (or before) the test ran."""
+    return framework in DIED_NATIVE and t.native_status == DIED_NATIVE[framework] and not t.timed_out
+
+
+def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str | None]:
+    """The units of the run that died inside a test and are to be resumed: cargo's test
+    binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
+    if framework == "cargo-test":
+        return list(dict.fromkeys(t.suite for t in report.tests if _unfinished(framework, t)))
+    if framework == "googletest" and any(_unfinished(framework, t) for t in report.tests):
+        return [None]
+    if framework in RESUMABLE and died(ex) and runner_died(ex):
+        return [None]
+    return []
+
+
+def _running(framework: str, ex: ExecResult, report: TestReport) -> str | None:
+    """The test a one-test-at-a-time run died in; None when it did not die."""
+    if framework == "pytest":
+        return pytest_running(_stdout_end(ex)) if died(ex) and runner_died(ex) else None
+    return next((t.id for t in report.tests if _unfinished(framework, t)), None)
+
+
+def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[TestResult]) -> str:
+    """``command`` (the suite's, as it ran) for the tests of ``scope`` but ``skip``,
+    one at a time, each named in the output before it runs."""
+    fw = plan.framework
+    if fw == "pytest":
+        return f"{command} -v" + "".join(f" --deselect {shlex.quote(t.id)}" for t in skip)
+    inv = select.invocation(plan.model_copy(update={"test_command": command}))
+    if inv is None:
+        raise ValueError(f"the command `{command}` does not call {fw} itself")
+    if fw == "cargo-test":
+        libtest = [w for w in inv.after_dashes or [] if not unquote(w).startswith("--test-threads")]
+        skips = [w for t in skip for w in ("--skip", shlex.quote(t.id))]
+        return inv.render(select.cargo_binary_flag(scope), "--", *libtest, "--exact", "--test-threads=1", *skips)
+    if fw == "googletest":
+        given = next((unquote(w).split("=", 1)[1] for w in raw_words(command) if unquote(w).startswith(
+            "--gtest_filter=")), "*")
+        positive, _, negative = given.partition("-")
+        negative = ":".join(filter(None, [negative, *(t.id for t in skip)]))
+        return inv.render(f"--gtest_filter={shlex.quote((positive or '*') + '-' + negative)}")
+    raise ValueError(f"{fw} runs are not resumed")
+
+
+async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run: Exec, parse: Parse,
+                 out_dir: Path, memory_mb: int) -> TestReport:
+    """Resume a run whose test process died (see the module docstring); the merged report."""
+    fw = plan.framework
+    done: dict[str, TestResult] = {t.id: t for t in first.tests if not _unfinished(fw, t)}
+    lost = [t for t in first.tests if _unfinished(fw, t)]  # kept where no run tells more
     warnings = list(first.warnings) if first.tests else []  # what the dead run's parse said of nothing
-    last_exec, why = first_exec, reason
-    for n in range(MAX_RESUMES):
-        deselect = "".join(f" --deselect {shlex.quote(t)}" for t in done)
-        ex = await run(f"{command} -v{deselect}", out_dir / f"resume-{n + 1}")
-        report = parse(ex)
-        for t in report.tests:
-            done[t.id] = t
-        warnings += [w for w in report.warnings if w not in warnings]
-        last_exec, why = ex, died(ex)
-        if why is None or not runner_died(ex):
-            if why is not None:
-                mark_victims_in(done, why, explain(why, ex, memory_mb))
-            break
-        running = pytest_running(_stdout_end(ex))
-        if running is None or running in done:
-            warnings.append(f"the test run died again ({why}) and no test could be named; results may be missing")
-            break
-        done[running] = died_test(running, why, explain(why, ex, memory_mb))
-        warnings.append(f"{running} died ({why}); the tests after it were run again")
-    else:
-        warnings.append(f"the test run died {MAX_RESUMES} times; the tests not yet run are missing")
+    last_exec = first_exec
+
+    def fail(test_id: str, ex: ExecResult, said: TestResult | None) -> None:
+        why = died(ex) or CRASH
+        text = explain(why, ex, memory_mb)
+        done[test_id] = died_test(test_id, why, f"{text}\n{said.message}" if said and said.message else text, said)
+        warnings.append(f"{test_id} died ({why}); the tests after it were run again")
+
+    if fw == "googletest":  # one test at a time already: the dead run names it
+        for t in lost:
+            fail(t.id, first_exec, t)
+    n = 0
+    for scope in dead_scopes(fw, first, first_exec):
+        while True:
+            if n == MAX_RESUMES:
+                warnings.append(f"the test run died {MAX_RESUMES} times; the tests not yet run are missing")
+                break
+            n += 1
+            skip = [t for t in done.values() if scope is None or t.suite == scope]
+            ex = await run(rerun_command(plan, first_exec.command, scope, skip), out_dir / f"resume-{n}")
+            report = parse(ex)
+            done.update({t.id: t for t in report.tests if not _unfinished(fw, t)})
+            warnings += [w for w in report.warnings if w not in warnings]
+            last_exec = ex
+            running = _running(fw, ex, report)
+            if running is None:
+                if (why := died(ex)) is not None and not runner_died(ex):
+                    mark_victims_in(done, why, explain(why, ex, memory_mb))
+                break
+            if running in done:
+                warnings.append(f"the test run died again ({died(ex) or CRASH}) and no test could be named; "
+                                "results may be missing")
+                break
+            fail(running, ex, next((t for t in report.tests if t.id == running), None))
+    for t in lost:
+        done.setdefault(t.id, t)
     tests = list(done.values())
     problems = any(t.status in (Status.FAILED, Status.ERRORED) for t in tests)
     exit_code = last_exec.exit_code if last_exec.exit_code not in (0, None) else (1 if problems else 0)

@@ -314,7 +314,8 @@ def _go_package_dir(test: TestResult) -> str:
     return "."
 
 
-def _cargo_binary_flag(binary: str | None) -> str:
+def cargo_binary_flag(binary: str | None) -> str:
+    """cargo's flag that runs only the test binary a result's suite label names (empty: unknown)."""
     if not binary:
         return ""
     if binary == "doc-tests" or binary.startswith("Doc-tests"):
@@ -414,7 +415,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
             pattern = _go_run_pattern(t.id.partition("::")[2])
         return ["-run", q(pattern), q(dirs.pop())]
     if fw == "cargo-test":
-        binaries = {_cargo_binary_flag(t.suite) for t in tests}
+        binaries = {cargo_binary_flag(t.suite) for t in tests}
         if len(binaries) > 1:
             raise GreenloopError("cannot select cargo tests of several test binaries at once",
                                  kind=ErrorKind.VALIDATION_ERROR, framework=fw)
