@@ -86,3 +86,49 @@ async def test_a_cargo_test_that_aborts_or_runs_out_of_memory_fails_alone(backen
     assert unreadable_reason(report) is None
     resumed = sorted(p.name for p in (tmp_path / "out").glob("resume-*"))
     assert resumed, "the tests after the dead ones were run again"
+
+
+GTEST_CMAKE = """
+cmake_minimum_required(VERSION 3.14)
+project(crashy CXX)
+find_package(GTest REQUIRED)
+add_executable(crashy_tests crashy_test.cpp)
+target_link_libraries(crashy_tests GTest::gtest_main)
+"""
+GTEST_TESTS = """
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <gtest/gtest.h>
+
+TEST(Crash, First) { EXPECT_EQ(1 + 1, 2); }
+TEST(Crash, Aborts) { std::abort(); }
+TEST(Crash, Fails) { EXPECT_EQ(1 + 1, 3); }
+TEST(Crash, Last) { EXPECT_EQ(2 + 2, 4); }
+TEST(Hog, Hog) {
+  std::vector<char*> blocks;
+  for (int i = 0; i < 2048; ++i) {  // up to 2 GB, every page written
+    char* b = static_cast<char*>(std::malloc(1 << 20));
+    std::memset(b, 1, 1 << 20);
+    blocks.push_back(b);
+  }
+  EXPECT_GT(blocks.size(), 1u);
+}
+TEST(Hog, After) { EXPECT_TRUE(true); }
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_googletest_that_aborts_or_runs_out_of_memory_fails_alone(backend, tmp_path):
+    # GoogleTest from Debian's libgtest-dev (.ci/setup-toolchains.sh), built with cmake in the sandbox.
+    root = write(tmp_path / "crashy", {"CMakeLists.txt": GTEST_CMAKE, "crashy_test.cpp": GTEST_TESTS})
+    report = await _run(root, tmp_path / "out", backend, framework="googletest",
+                        test_command="./build/crashy_tests --gtest_filter='Crash.*:Hog.*'")
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "Crash.First": Status.PASSED, "Crash.Aborts": Status.ERRORED, "Crash.Fails": Status.FAILED,
+        "Crash.Last": Status.PASSED, "Hog.Hog": Status.ERRORED, "Hog.After": Status.PASSED}
+    assert got["Crash.Aborts"].native_status == CRASH and "SIGABRT" in got["Crash.Aborts"].message
+    assert got["Hog.Hog"].native_status == OUT_OF_MEMORY and "400 MB" in got["Hog.Hog"].message
+    assert got["Crash.Fails"].file == "crashy_test.cpp"
+    assert unreadable_reason(report) is None
