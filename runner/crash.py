@@ -18,6 +18,9 @@ that never got to run are run again:
     (``--skip NAME --exact``);
   - googletest: the binary; ``[ RUN      ] NAME`` without its end names the
     test at once (a negative ``--gtest_filter``);
+  - Mocha (spec/list reporters): the process; a run without its summary died
+    in the first test after the last one reported, in the spec files' order
+    (``--grep ... --invert``);
 
 * other frameworks keep whatever per-test results their output holds.
 """
@@ -30,6 +33,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from greenloop.parsers import mocha
 from greenloop.parsers.command import raw_words, unquote
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import select
@@ -111,8 +115,10 @@ def pytest_running(stdout_tail: str) -> str | None:
 
 
 # What a framework's parser says of a test that was running when its process died.
-DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed"}
+DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed", "mocha": mocha.DIED}
 RESUMABLE = {"pytest", *DIED_NATIVE}
+# Their first run names the test it died in already (one test at a time, each named before or as it runs).
+SERIAL = {"googletest", "mocha"}
 
 
 def _unfinished(framework: str, t: TestResult) -> bool:
@@ -125,7 +131,7 @@ def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str 
     binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
     if framework == "cargo-test":
         return list(dict.fromkeys(t.suite for t in report.tests if _unfinished(framework, t)))
-    if framework == "googletest" and any(_unfinished(framework, t) for t in report.tests):
+    if framework in SERIAL and any(_unfinished(framework, t) for t in report.tests):
         return [None]
     if framework in RESUMABLE and died(ex) and runner_died(ex):
         return [None]
@@ -158,6 +164,9 @@ def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[T
         positive, _, negative = given.partition("-")
         negative = ":".join(filter(None, [negative, *(t.id for t in skip)]))
         return inv.render(f"--gtest_filter={shlex.quote((positive or '*') + '-' + negative)}")
+    if fw == "mocha":  # its spec files stay; Mocha matches --grep against full titles
+        return inv.render(*inv.positionals, "--grep", shlex.quote(select.title_pattern([t.id for t in skip])),
+                          "--invert")
     raise ValueError(f"{fw} runs are not resumed")
 
 
@@ -176,7 +185,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
         done[test_id] = died_test(test_id, why, f"{text}\n{said.message}" if said and said.message else text, said)
         warnings.append(f"{test_id} died ({why}); the tests after it were run again")
 
-    if fw == "googletest":  # one test at a time already: the dead run names it
+    if fw in SERIAL:  # one test at a time already: the dead run names it
         for t in lost:
             fail(t.id, first_exec, t)
     n = 0

@@ -303,6 +303,11 @@ def _alternation(patterns: list[str]) -> str:
     return patterns[0] if len(patterns) == 1 else "^(?:" + "|".join(p[1:-1] for p in patterns) + ")$"
 
 
+def title_pattern(titles: list[str]) -> str:
+    """A JavaScript regex matching exactly these full titles."""
+    return _alternation([_js_regex(t) for t in titles])
+
+
 def _go_run_pattern(name: str) -> str:
     # go test -run splits on '/' and matches each level as its own regex.
     return "/".join("^" + re.escape(part) + "$" for part in name.split("/"))
@@ -427,7 +432,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
         pattern = _alternation([_js_regex(" ".join(i.split(sep))) for i in ids])
         return [*_files(tests, inv), "-t", q(pattern)]
     if fw == "mocha":
-        return [*_files(tests, inv), "--grep", q(_alternation([_js_regex(i) for i in ids]))]
+        return [*_files(tests, inv), "--grep", q(title_pattern(ids))]
     if fw == "node-test":
         # node:test matches each level's name; repeated patterns are alternatives.
         patterns = [f"--test-name-pattern={q(_js_regex(i.split(' > ')[-1]))}" for i in dict.fromkeys(ids)]

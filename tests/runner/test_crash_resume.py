@@ -132,3 +132,50 @@ async def test_a_googletest_that_aborts_or_runs_out_of_memory_fails_alone(backen
     assert got["Hog.Hog"].native_status == OUT_OF_MEMORY and "400 MB" in got["Hog.Hog"].message
     assert got["Crash.Fails"].file == "crashy_test.cpp"
     assert unreadable_reason(report) is None
+
+
+MOCHA_SPEC = """
+const assert = require("assert");
+
+describe("crashy", function () {
+  it("first", function () {
+    assert.strictEqual(1 + 1, 2);
+  });
+  it("exits", function () {
+    process.exit(3);
+  });
+  it("fails", function () {
+    assert.strictEqual(1 + 1, 3);
+  });
+  it("hogs", function () {
+    const blocks = [];
+    for (let i = 0; i < 2048; i++) blocks.push(Buffer.alloc(1 << 20, 1)); // up to 2 GB, every page written
+  });
+  it("last", function () {
+    assert.ok(true);
+  });
+});
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_mocha_test_that_exits_or_runs_out_of_memory_fails_alone(backend, tmp_path):
+    from tests.live.conftest import npm_install
+
+    root = write(tmp_path / "crashy", {
+        "package.json": '{"name": "crashy", "version": "1.0.0", "private": true, "scripts": {"test": "mocha"},'
+                        ' "devDependencies": {"mocha": "10.7.3"}}',
+        "test/a.spec.js": MOCHA_SPEC,
+        "test/b.spec.js": 'const assert = require("assert");\n\ndescribe("other", function () {\n'
+                          '  it("works", function () {\n    assert.ok(true);\n  });\n});\n'})
+    npm_install(root)
+    report = await _run(root, tmp_path / "out", backend)
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "crashy first": Status.PASSED, "crashy exits": Status.ERRORED, "crashy fails": Status.FAILED,
+        "crashy hogs": Status.ERRORED, "crashy last": Status.PASSED, "other works": Status.PASSED}
+    assert got["crashy exits"].native_status == CRASH and "exit 3" in got["crashy exits"].message
+    assert got["crashy hogs"].native_status == OUT_OF_MEMORY and "400 MB" in got["crashy hogs"].message
+    # Mocha prints a failure's details in its summary, which the run that died next never printed.
+    assert got["crashy fails"].file == "test/a.spec.js" and got["crashy fails"].line == 11
+    assert unreadable_reason(report) is None
