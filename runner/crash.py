@@ -16,6 +16,10 @@ that never got to run are run again:
   - cargo test: one test binary (cargo goes on with the others); libtest
     with ``--test-threads=1`` prints ``test NAME ... `` before each test
     (``--skip NAME --exact``);
+  - go test: one package's test binary (go goes on with the others); its
+    top-level tests are listed (``-list``) and those not done run again with
+    ``-run '^(?:...)$' -parallel=1``; ``=== RUN`` without a result names the
+    test (and a subtest's parents);
   - googletest: the binary; ``[ RUN      ] NAME`` without its end names the
     test at once (a negative ``--gtest_filter``);
   - Mocha (spec/list reporters): the process; a run without its summary died
@@ -33,7 +37,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from greenloop.parsers import mocha
+from greenloop.parsers import go, mocha
 from greenloop.parsers.command import raw_words, unquote
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import select
@@ -115,7 +119,8 @@ def pytest_running(stdout_tail: str) -> str | None:
 
 
 # What a framework's parser says of a test that was running when its process died.
-DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed", "mocha": mocha.DIED}
+DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed", "mocha": mocha.DIED,
+               "go": go.DIED}
 RESUMABLE = {"pytest", *DIED_NATIVE}
 # Their first run names the test it died in already (one test at a time, each named before or as it runs).
 SERIAL = {"googletest", "mocha"}
@@ -129,7 +134,7 @@ def _unfinished(framework: str, t: TestResult) -> bool:
 def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str | None]:
     """The units of the run that died inside a test and are to be resumed: cargo's test
     binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
-    if framework == "cargo-test":
+    if framework in ("cargo-test", "go"):  # a test binary died; the others ran on
         return list(dict.fromkeys(t.suite for t in report.tests if _unfinished(framework, t)))
     if framework in SERIAL and any(_unfinished(framework, t) for t in report.tests):
         return [None]
@@ -138,22 +143,51 @@ def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str 
     return []
 
 
-def _running(framework: str, ex: ExecResult, report: TestReport) -> str | None:
-    """The test a one-test-at-a-time run died in; None when it did not die."""
+def _running(framework: str, ex: ExecResult, report: TestReport) -> list[str]:
+    """The test a one-test-at-a-time run died in (with a subtest's parents); empty when it did not die."""
     if framework == "pytest":
-        return pytest_running(_stdout_end(ex)) if died(ex) and runner_died(ex) else None
-    return next((t.id for t in report.tests if _unfinished(framework, t)), None)
+        name = pytest_running(_stdout_end(ex)) if died(ex) and runner_died(ex) else None
+        return [name] if name else []
+    return [t.id for t in report.tests if _unfinished(framework, t)]
 
 
-def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[TestResult]) -> str:
+def _go_names(text: str) -> list[str]:
+    """The top-level tests ``go test -list`` printed."""
+    return [line.strip() for line in text.splitlines() if re.fullmatch(r"(?:Test|Example|Fuzz)\w*", line.strip())]
+
+
+def list_command(plan: SuitePlan, command: str, package_dir: str) -> str:
+    """go: the command that lists a package's top-level tests (``-list``), with the suite's build flags."""
+    inv = _invocation(plan, command)
+    inv.options = [w for w in inv.options if unquote(w) not in ("-json", "-v")]
+    return inv.render("-list", shlex.quote(".*"), shlex.quote(package_dir))
+
+
+def _invocation(plan: SuitePlan, command: str) -> select.Invocation:
+    inv = select.invocation(plan.model_copy(update={"test_command": command}))
+    if inv is None:
+        raise ValueError(f"the command `{command}` does not call {plan.framework} itself")
+    return inv
+
+
+def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[TestResult],
+                  listed: tuple[str, list[str]] | None = None) -> str | None:
     """``command`` (the suite's, as it ran) for the tests of ``scope`` but ``skip``,
-    one at a time, each named in the output before it runs."""
+    one at a time, each named in the output before it runs; None when none is left.
+    go names the tests to run instead (``listed``: the package's folder and top-level tests)."""
     fw = plan.framework
     if fw == "pytest":
         return f"{command} -v" + "".join(f" --deselect {shlex.quote(t.id)}" for t in skip)
-    inv = select.invocation(plan.model_copy(update={"test_command": command}))
-    if inv is None:
-        raise ValueError(f"the command `{command}` does not call {fw} itself")
+    inv = _invocation(plan, command)
+    if fw == "go" and listed is not None:
+        folder, names = listed
+        gone = {t.id.partition("::")[2].split("/", 1)[0] for t in skip}
+        left = [n for n in names if n not in gone]
+        if not left:
+            return None
+        inv.options = [w for w in inv.options if not unquote(w).startswith(("-count", "-parallel"))]
+        return inv.render("-count=1", "-parallel=1", "-run", shlex.quote("^(?:" + "|".join(left) + ")$"),
+                          shlex.quote(folder))
     if fw == "cargo-test":
         libtest = [w for w in inv.after_dashes or [] if not unquote(w).startswith("--test-threads")]
         skips = [w for t in skip for w in ("--skip", shlex.quote(t.id))]
@@ -189,28 +223,37 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
         for t in lost:
             fail(t.id, first_exec, t)
     n = 0
-    for scope in dead_scopes(fw, first, first_exec):
+    for k, scope in enumerate(dead_scopes(fw, first, first_exec)):
+        listed = None
+        if fw == "go":  # go test cannot leave tests out by name (-skip is Go 1.20+): the package's are listed
+            folder = select.go_package_dir(next(t for t in lost if t.suite == scope))
+            listing = await run(list_command(plan, first_exec.command, folder), out_dir / f"list-{k + 1}")
+            listed = (folder, _go_names(Path(listing.stdout_path).read_text(errors="replace")))
         while True:
             if n == MAX_RESUMES:
                 warnings.append(f"the test run died {MAX_RESUMES} times; the tests not yet run are missing")
                 break
-            n += 1
             skip = [t for t in done.values() if scope is None or t.suite == scope]
-            ex = await run(rerun_command(plan, first_exec.command, scope, skip), out_dir / f"resume-{n}")
+            command = rerun_command(plan, first_exec.command, scope, skip, listed)
+            if command is None:
+                break
+            n += 1
+            ex = await run(command, out_dir / f"resume-{n}")
             report = parse(ex)
             done.update({t.id: t for t in report.tests if not _unfinished(fw, t)})
             warnings += [w for w in report.warnings if w not in warnings]
             last_exec = ex
             running = _running(fw, ex, report)
-            if running is None:
+            if not running:
                 if (why := died(ex)) is not None and not runner_died(ex):
                     mark_victims_in(done, why, explain(why, ex, memory_mb))
                 break
-            if running in done:
+            if any(r in done for r in running):
                 warnings.append(f"the test run died again ({died(ex) or CRASH}) and no test could be named; "
                                 "results may be missing")
                 break
-            fail(running, ex, next((t for t in report.tests if t.id == running), None))
+            for r in running:
+                fail(r, ex, next((t for t in report.tests if t.id == r), None))
     for t in lost:
         done.setdefault(t.id, t)
     tests = list(done.values())

@@ -313,7 +313,8 @@ def _go_run_pattern(name: str) -> str:
     return "/".join("^" + re.escape(part) + "$" for part in name.split("/"))
 
 
-def _go_package_dir(test: TestResult) -> str:
+def go_package_dir(test: TestResult) -> str:
+    """The folder of a go test's package, as ``go test`` takes it (``./sub``, or ``.``)."""
     if test.file and "/" in test.file:
         return "./" + test.file.rsplit("/", 1)[0]
     return "."
@@ -399,7 +400,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
             inv.options.append("-v")
         return [q(t) for t in dict.fromkeys(_unittest_target(i) for i in ids)]
     if fw == "go":
-        dirs = {_go_package_dir(t) for t in tests}
+        dirs = {go_package_dir(t) for t in tests}
         names = [i.partition("::")[2] for i in ids]
         if len(dirs) > 1:
             raise GreenloopError("cannot select go tests of several packages at once; run them one by one",

@@ -187,7 +187,8 @@ def start_container(spec: Spec, role: str = "run") -> pool.Box:
     # would need the iptables NAT that CI's engine runs without.
     host = api.create_host_config(
         binds=binds, mounts=mounts or None, network_mode="host" if spec.network else "none", read_only=True,
-        tmpfs={"/tmp": f"size={spec.tmpfs_mb}m,mode=1777,nosuid,nodev",
+        # /tmp is executable, as in bubblewrap: toolchains build and run their test binaries there (go test).
+        tmpfs={"/tmp": f"size={spec.tmpfs_mb}m,mode=1777,nosuid,nodev,exec",
                "/dev/shm": f"size={min(spec.tmpfs_mb, 256)}m,mode=1777,nosuid,nodev"},
         cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=mem, memswap_limit=mem,
         init=spec.own_image or None,  # docker's init reaps orphans where Greenloop's reaper cannot run

@@ -179,3 +179,52 @@ async def test_a_mocha_test_that_exits_or_runs_out_of_memory_fails_alone(backend
     # Mocha prints a failure's details in its summary, which the run that died next never printed.
     assert got["crashy fails"].file == "test/a.spec.js" and got["crashy fails"].line == 11
     assert unreadable_reason(report) is None
+
+
+GO_TESTS = """
+package crashy
+
+import (
+	"os"
+	"testing"
+)
+
+func TestFirst(t *testing.T) {}
+
+func TestExits(t *testing.T) { os.Exit(3) }
+
+func TestFails(t *testing.T) { t.Fatal("1 + 1 is not 3") }
+
+func TestHogs(t *testing.T) {
+	var blocks [][]byte
+	for i := 0; i < 2048; i++ { // up to 2 GB, every page written
+		b := make([]byte, 1<<20)
+		for j := range b {
+			b[j] = 1
+		}
+		blocks = append(blocks, b)
+	}
+	t.Log(len(blocks))
+}
+
+func TestLast(t *testing.T) {}
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_go_test_that_exits_or_runs_out_of_memory_fails_alone(backend, tmp_path):
+    assert shutil.which("go"), "go is one of the toolchains this suite needs (.ci/setup-toolchains.sh)"
+    root = write(tmp_path / "crashy", {
+        "go.mod": "module example.com/crashy\n\ngo 1.19\n", "crashy_test.go": GO_TESTS,
+        "sub/sub_test.go": 'package sub\n\nimport "testing"\n\nfunc TestOther(t *testing.T) {}\n'})
+    report = await _run(root, tmp_path / "out", backend, test_command="go test -json ./...")
+    got = {t.id: t for t in report.tests}
+    pkg = "example.com/crashy::"
+    assert {k: v.status for k, v in got.items()} == {
+        pkg + "TestFirst": Status.PASSED, pkg + "TestExits": Status.ERRORED, pkg + "TestFails": Status.FAILED,
+        pkg + "TestHogs": Status.ERRORED, pkg + "TestLast": Status.PASSED,
+        "example.com/crashy/sub::TestOther": Status.PASSED}
+    assert got[pkg + "TestExits"].native_status == CRASH
+    assert got[pkg + "TestHogs"].native_status == OUT_OF_MEMORY and "400 MB" in got[pkg + "TestHogs"].message
+    assert "1 + 1 is not 3" in got[pkg + "TestFails"].message and got[pkg + "TestFails"].file == "crashy_test.go"
+    assert unreadable_reason(report) is None
