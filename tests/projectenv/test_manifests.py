@@ -22,8 +22,8 @@ from greenloop.projectenv.python import (
     recipe,
     requirement_files,
     requires_python,
-    wanted_names,
     uv_binary,
+    wanted_names,
 )
 from greenloop.projectenv.setup import set_up
 from greenloop.projectenv.trust import node_modules_problem

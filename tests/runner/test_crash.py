@@ -111,3 +111,37 @@ def test_a_report_is_unreadable_for_each_reason_and_readable_otherwise():
         TestReport(framework="pytest", tests=passed, exit_code=1))
     assert unreadable_reason(TestReport(framework="pytest", tests=passed + failed, exit_code=1)) is None
     assert unreadable_reason(TestReport(framework="pytest", tests=passed, exit_code=0)) is None
+
+
+def test_each_framework_resumes_with_its_own_command_keeping_the_suites_flags(tmp_path):
+    from greenloop.parsers.models import TestResult
+    from greenloop.runner.crash import list_command, rerun_command
+    from greenloop.runner.plan import SuitePlan
+
+    def plan(fw: str, command: str) -> SuitePlan:
+        return SuitePlan(language="x", framework=fw, test_command=command)
+
+    done = [TestResult(id="tests::a", status=Status.PASSED, suite="unittests src/lib.rs")]
+    # cargo: the dead binary only, one test at a time (the suite's own thread count replaced), done ones skipped.
+    assert rerun_command(plan("cargo-test", "cargo test --no-fail-fast -- --test-threads=4 --nocapture"),
+                         "cargo test --no-fail-fast -- --test-threads=4 --nocapture", "unittests src/lib.rs",
+                         done) == ("cargo test --no-fail-fast --lib -- --nocapture --exact --test-threads=1 "
+                                   "--skip tests::a")
+    # googletest: the command's own filter stays positive, the done tests join its negative part.
+    gdone = [TestResult(id="A.b", status=Status.PASSED), TestResult(id="A.c", status=Status.ERRORED)]
+    assert rerun_command(plan("googletest", "./build/t --gtest_filter=A.*-A.slow --gtest_color=no"),
+                         "./build/t --gtest_filter=A.*-A.slow --gtest_color=no", None, gdone) == \
+        "./build/t --gtest_color=no --gtest_filter='A.*-A.slow:A.b:A.c'"
+    # mocha: its spec files stay; the done tests are left out by their full titles.
+    mdone = [TestResult(id="suite a (1)", status=Status.PASSED), TestResult(id="suite b", status=Status.ERRORED)]
+    assert rerun_command(plan("mocha", "npx mocha --timeout 5000 'test/**/*.spec.js'"),
+                         "npx mocha --timeout 5000 'test/**/*.spec.js'", None, mdone) == \
+        "npx mocha --timeout 5000 'test/**/*.spec.js' --grep '^(?:suite\\ a\\ \\(1\\)|suite\\ b)$' --invert"
+    # go: the package's listed tests but the done ones, one at a time; nothing left: nothing to run.
+    gplan = plan("go", "go test -json -count=3 ./...")
+    godone = [TestResult(id="ex.com/p::TestA", status=Status.PASSED, suite="ex.com/p"),
+              TestResult(id="ex.com/p::TestB/sub", status=Status.ERRORED, suite="ex.com/p")]
+    assert rerun_command(gplan, gplan.test_command, "ex.com/p", godone, ("./p", ["TestA", "TestB", "TestC"])) == \
+        "go test -json -count=1 -parallel=1 -run '^(?:TestC)$' ./p"
+    assert rerun_command(gplan, gplan.test_command, "ex.com/p", godone, ("./p", ["TestA", "TestB"])) is None
+    assert list_command(gplan, gplan.test_command, "./p") == "go test -count=3 -list '.*' ./p"
