@@ -26,6 +26,9 @@ that never got to run are run again:
     in the first test after the last one reported, in the spec files' order
     (``--grep ... --invert``);
 
+* ctest runs each test in a process of its own and outlives it: a test whose
+  process died (``Subprocess aborted``, ``SegFault``, ``Subprocess killed``)
+  is marked (``mark_isolated``); nothing needs running again;
 * other frameworks keep whatever per-test results their output holds.
 """
 
@@ -103,6 +106,33 @@ def mark_victims(report: TestReport, reason: str, message: str) -> int:
                 "status": Status.ERRORED, "native_status": reason,
                 "message": f"{message}\n{t.message or ''}".strip()})
             marked += 1
+    return marked
+
+
+# ctest's list of failed tests at the end: "  3 - name (Subprocess killed)".
+CTEST_FAILED = re.compile(r"^\s*\d+ - (?P<name>.+?) \((?P<kind>[^()]*)\)\s*$")
+CTEST_DIED = re.compile(r"Subprocess aborted|Child aborted|Subprocess killed|SegFault|Exception", re.I)
+
+
+def mark_isolated(framework: str, report: TestReport, ex: ExecResult, memory_mb: int) -> int:
+    """ctest: the tests whose own process died become ``errored`` for ``out_of_memory``
+    (killed when the sandbox saw its memory limit reached) or ``crash``; how many."""
+    if framework != "ctest" or ex.timed_out:
+        return 0
+    kinds = {m.group("name"): m.group("kind") for line in _stdout_end(ex).splitlines()
+             if (m := CTEST_FAILED.match(line))}
+    marked = 0
+    for i, t in enumerate(report.tests):
+        kind = kinds.get(t.id) or ""
+        if t.status != Status.FAILED or t.timed_out or not (CTEST_DIED.search(kind) or
+                                                             (t.native_status or "").startswith("Exception")):
+            continue
+        why = OUT_OF_MEMORY if ex.out_of_memory and "killed" in kind.lower() else CRASH
+        text = explain(why, ex, memory_mb) if why == OUT_OF_MEMORY else \
+            f"crash: the test process died ({kind or t.native_status})"
+        report.tests[i] = t.model_copy(update={"status": Status.ERRORED, "native_status": why,
+                                               "message": f"{text}\n{t.message or ''}".strip()})
+        marked += 1
     return marked
 
 

@@ -143,6 +143,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
             suggestion="install the project's dependencies, or give --test-command",
         )
     report = _read(test, workspace, out_dir, plan.framework)
+    crash.mark_isolated(plan.framework, report, test, settings.memory_mb)
     why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test)
     if why or scopes:
         report = await _one_test_died(plan, test, report, why, scopes, workspace, out_dir, settings, heartbeat)

@@ -228,3 +228,33 @@ async def test_a_go_test_that_exits_or_runs_out_of_memory_fails_alone(backend, t
     assert got[pkg + "TestHogs"].native_status == OUT_OF_MEMORY and "400 MB" in got[pkg + "TestHogs"].message
     assert "1 + 1 is not 3" in got[pkg + "TestFails"].message and got[pkg + "TestFails"].file == "crashy_test.go"
     assert unreadable_reason(report) is None
+
+
+CTEST_CMAKE = """
+cmake_minimum_required(VERSION 3.14)
+project(crashy CXX)
+enable_testing()
+foreach(name ok aborts hogs fails)
+  add_executable(${name} ${name}.cpp)
+  add_test(NAME ${name} COMMAND ${name})
+endforeach()
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_ctest_test_whose_process_aborts_or_runs_out_of_memory_is_errored_for_it(backend, tmp_path):
+    # ctest runs each test in its own process and goes on: only the reason is to be told.
+    root = write(tmp_path / "crashy", {
+        "CMakeLists.txt": CTEST_CMAKE, "ok.cpp": "int main() { return 0; }\n",
+        "aborts.cpp": "#include <cstdlib>\nint main() { std::abort(); }\n",
+        "fails.cpp": "int main() { return 1; }\n",
+        "hogs.cpp": "#include <cstdlib>\n#include <cstring>\nint main() {\n  for (int i = 0; i < 2048; ++i) {\n"
+                    "    char* b = static_cast<char*>(std::malloc(1 << 20));\n    std::memset(b, 1, 1 << 20);\n"
+                    "  }\n}\n"})
+    report = await _run(root, tmp_path / "out", backend)
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "ok": Status.PASSED, "aborts": Status.ERRORED, "hogs": Status.ERRORED, "fails": Status.FAILED}
+    assert got["aborts"].native_status == CRASH and "aborted" in got["aborts"].message
+    assert got["hogs"].native_status == OUT_OF_MEMORY and "400 MB" in got["hogs"].message
+    assert unreadable_reason(report) is None
