@@ -22,6 +22,10 @@ that never got to run are run again:
     test (and a subtest's parents);
   - googletest: the binary; ``[ RUN      ] NAME`` without its end names the
     test at once (a negative ``--gtest_filter``);
+  - Jest: the process, or a worker; Jest names tests only when their file
+    ends, so the tests not done run again in one process (``--runInBand``,
+    ``-t '^(?!...)'``) with Greenloop's reporter, which names each test as
+    it starts (``JEST_REPORTER``);
   - Mocha (spec/list reporters): the process; a run without its summary died
     in the first test after the last one reported, in the spec files' order
     (``--grep ... --invert``);
@@ -34,6 +38,7 @@ that never got to run are run again:
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import signal
@@ -41,6 +46,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from greenloop.parsers import go, mocha
+from greenloop.parsers.jest import SEP as JEST_SEP
 from greenloop.parsers.command import raw_words, unquote
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import select
@@ -151,7 +157,7 @@ def pytest_running(stdout_tail: str) -> str | None:
 # What a framework's parser says of a test that was running when its process died.
 DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed", "mocha": mocha.DIED,
                "go": go.DIED}
-RESUMABLE = {"pytest", *DIED_NATIVE}
+RESUMABLE = {"pytest", "jest", *DIED_NATIVE}
 # Their first run names the test it died in already (one test at a time, each named before or as it runs).
 SERIAL = {"googletest", "mocha"}
 
@@ -168,17 +174,60 @@ def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str 
         return list(dict.fromkeys(t.suite for t in report.tests if _unfinished(framework, t)))
     if framework in SERIAL and any(_unfinished(framework, t) for t in report.tests):
         return [None]
+    if framework == "jest" and (died(ex) or JEST_EXIT in ex.stderr_tail + ex.stderr_head + _stdout_end(ex)):
+        return [None]
     if framework in RESUMABLE and died(ex) and runner_died(ex):
         return [None]
     return []
 
 
-def _running(framework: str, ex: ExecResult, report: TestReport) -> list[str]:
-    """The test a one-test-at-a-time run died in (with a subtest's parents); empty when it did not die."""
+# Jest prints its results per file, at the file's end: Greenloop's reporter names each test as it starts.
+JEST_EXIT = "process.exit called with"
+JEST_STARTED = "greenloop-started "
+JEST_REPORTER = ".greenloop/jest-started.js"
+JEST_REPORTER_SOURCE = """// Greenloop (runner/crash.py): names each test as it starts, so that a run that dies says in which.
+const fs = require("fs");
+module.exports = class {
+  onTestCaseStart(test, info) {
+    fs.writeSync(1, "greenloop-started " + JSON.stringify([test.path, ...info.ancestorTitles, info.title]) + "\\n");
+  }
+};
+"""
+
+
+def prepare(framework: str, workspace: Path) -> None:
+    """What a framework's resumed runs need in the workspace (Jest: the reporter that names each test)."""
+    if framework == "jest":
+        (workspace / JEST_REPORTER).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / JEST_REPORTER).write_text(JEST_REPORTER_SOURCE)
+
+
+def jest_started(stdout: str, root: Path | None = None) -> TestResult | None:
+    """The last test Greenloop's Jest reporter saw start (its file relative to ``root``)."""
+    lines = [line for line in stdout.splitlines() if line.startswith(JEST_STARTED)]
+    if not lines:
+        return None
+    try:
+        path, *titles = json.loads(lines[-1][len(JEST_STARTED):])
+    except (ValueError, TypeError):
+        return None
+    file = str(path)
+    if root is not None and Path(file).is_relative_to(root):
+        file = Path(file).relative_to(root).as_posix()
+    return TestResult(id=JEST_SEP.join(titles), status=Status.ERRORED, file=file, suite=file)
+
+
+def _running(framework: str, ex: ExecResult, report: TestReport, root: Path | None = None) -> list[TestResult]:
+    """The test a one-test-at-a-time run died in (with a subtest's parents), as far as
+    the output places it; empty when it did not die."""
     if framework == "pytest":
         name = pytest_running(_stdout_end(ex)) if died(ex) and runner_died(ex) else None
-        return [name] if name else []
-    return [t.id for t in report.tests if _unfinished(framework, t)]
+        return [TestResult(id=name, status=Status.ERRORED)] if name else []
+    if framework == "jest":
+        started = jest_started(_stdout_end(ex), root)
+        finished = {t.id for t in report.tests if t.status != Status.SKIPPED}
+        return [started] if started is not None and started.id not in finished else []
+    return [t for t in report.tests if _unfinished(framework, t)]
 
 
 def _go_names(text: str) -> list[str]:
@@ -228,6 +277,12 @@ def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[T
         positive, _, negative = given.partition("-")
         negative = ":".join(filter(None, [negative, *(t.id for t in skip)]))
         return inv.render(f"--gtest_filter={shlex.quote((positive or '*') + '-' + negative)}")
+    if fw == "jest":  # in one process, each test named as it starts; -t sees the titles joined by spaces
+        names = [" ".join(t.id.split(JEST_SEP)) for t in skip]
+        inv.options = [w for w in inv.options if not unquote(w).startswith(("--reporters", "-i", "--runInBand"))]
+        left_out = ["-t", shlex.quote("^(?!" + select.title_pattern(names)[1:] + ")")] if names else []
+        return inv.render("--runInBand", "--reporters=default", f"--reporters=./{JEST_REPORTER}", *left_out,
+                          *inv.positionals)
     if fw == "mocha":  # its spec files stay; Mocha matches --grep against full titles
         return inv.render(*inv.positionals, "--grep", shlex.quote(select.title_pattern([t.id for t in skip])),
                           "--invert")
@@ -235,11 +290,14 @@ def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[T
 
 
 async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run: Exec, parse: Parse,
-                 out_dir: Path, memory_mb: int) -> TestReport:
-    """Resume a run whose test process died (see the module docstring); the merged report."""
+                 out_dir: Path, memory_mb: int, root: Path | None = None) -> TestReport:
+    """Resume a run whose test process died (see the module docstring); the merged report.
+    ``root``: the directory the run ran in (where its output's absolute paths are made relative)."""
     fw = plan.framework
-    done: dict[str, TestResult] = {t.id: t for t in first.tests if not _unfinished(fw, t)}
-    lost = [t for t in first.tests if _unfinished(fw, t)]  # kept where no run tells more
+    # Jest reports the death itself as a test ("● process.exit called with ..."): not a test.
+    tests = [t for t in first.tests if not (fw == "jest" and JEST_EXIT in t.id)]
+    done: dict[str, TestResult] = {t.id: t for t in tests if not _unfinished(fw, t)}
+    lost = [t for t in tests if _unfinished(fw, t)]  # kept where no run tells more
     warnings = list(first.warnings) if first.tests else []  # what the dead run's parse said of nothing
     last_exec = first_exec
 
@@ -270,20 +328,22 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
             n += 1
             ex = await run(command, out_dir / f"resume-{n}")
             report = parse(ex)
-            done.update({t.id: t for t in report.tests if not _unfinished(fw, t)})
+            # Only what was not known: a name filter may report the tests it left out as skipped (jest -t).
+            done.update({t.id: t for t in report.tests if not _unfinished(fw, t) and t.id not in done
+                         and not (fw == "jest" and JEST_EXIT in t.id)})
             warnings += [w for w in report.warnings if w not in warnings]
             last_exec = ex
-            running = _running(fw, ex, report)
+            running = _running(fw, ex, report, root)
             if not running:
                 if (why := died(ex)) is not None and not runner_died(ex):
                     mark_victims_in(done, why, explain(why, ex, memory_mb))
                 break
-            if any(r in done for r in running):
+            if any(r.id in done for r in running):
                 warnings.append(f"the test run died again ({died(ex) or CRASH}) and no test could be named; "
                                 "results may be missing")
                 break
             for r in running:
-                fail(r, ex, next((t for t in report.tests if t.id == r), None))
+                fail(r.id, ex, r)
     for t in lost:
         done.setdefault(t.id, t)
     tests = list(done.values())

@@ -91,6 +91,8 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
             report.warnings.insert(0, f"{message} ({test.command}); the test it died in cannot be named")
         return report
 
+    crash.prepare(plan.framework, workspace)
+
     async def again(command: str, folder: Path) -> ExecResult:
         reports = workspace / REPORT_DIR
         shutil.rmtree(reports, ignore_errors=True)
@@ -98,7 +100,7 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
         return await _exec(command, workspace, folder, settings, heartbeat, plan.environment)
 
     report = await crash.resume(plan, report, test, again, lambda ex: _read(ex, workspace, out_dir, plan.framework),
-                                out_dir, settings.memory_mb)
+                                out_dir, settings.memory_mb, workspace.resolve())
     report.warnings.insert(0, f"{message} ({test.command})")
     return report
 

@@ -137,6 +137,12 @@ def test_each_framework_resumes_with_its_own_command_keeping_the_suites_flags(tm
     assert rerun_command(plan("mocha", "npx mocha --timeout 5000 'test/**/*.spec.js'"),
                          "npx mocha --timeout 5000 'test/**/*.spec.js'", None, mdone) == \
         "npx mocha --timeout 5000 'test/**/*.spec.js' --grep '^(?:suite\\ a\\ \\(1\\)|suite\\ b)$' --invert"
+    # jest: in one process with Greenloop's reporter, the done tests left out by a negative -t.
+    jdone = [TestResult(id="math › adds", status=Status.PASSED), TestResult(id="top", status=Status.ERRORED)]
+    jest = "npx jest --ci -i --json --outputFile=.greenloop/reports/jest.json --reporters=jest-junit test/unit"
+    assert rerun_command(plan("jest", jest), jest, None, jdone) == (
+        "npx jest --ci --json --outputFile=.greenloop/reports/jest.json --runInBand --reporters=default "
+        "--reporters=./.greenloop/jest-started.js -t '^(?!(?:math\\ adds|top)$)' test/unit")
     # go: the package's listed tests but the done ones, one at a time; nothing left: nothing to run.
     gplan = plan("go", "go test -json -count=3 ./...")
     godone = [TestResult(id="ex.com/p::TestA", status=Status.PASSED, suite="ex.com/p"),

@@ -258,3 +258,45 @@ async def test_a_ctest_test_whose_process_aborts_or_runs_out_of_memory_is_errore
     assert got["aborts"].native_status == CRASH and "aborted" in got["aborts"].message
     assert got["hogs"].native_status == OUT_OF_MEMORY and "400 MB" in got["hogs"].message
     assert unreadable_reason(report) is None
+
+
+JEST_TESTS = """
+describe("crashy", () => {
+  test("first", () => {
+    expect(1 + 1).toBe(2);
+  });
+  test("exits", () => {
+    process.exit(3);
+  });
+  test("fails", () => {
+    expect(1 + 1).toBe(3);
+  });
+  test("hogs", () => {
+    const blocks = [];
+    for (let i = 0; i < 2048; i++) blocks.push(Buffer.alloc(1 << 20, 1)); // up to 2 GB, every page written
+  });
+  test("last", () => {
+    expect(true).toBe(true);
+  });
+});
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATING)
+async def test_a_jest_test_that_exits_or_runs_out_of_memory_fails_alone(backend, tmp_path):
+    from tests.live.conftest import npm_install
+
+    root = write(tmp_path / "crashy", {
+        "package.json": '{"name": "crashy", "version": "1.0.0", "private": true, "scripts": {"test": "jest"},'
+                        ' "devDependencies": {"jest": "29.7.0"}}',
+        "a.test.js": JEST_TESTS, "b.test.js": 'test("works", () => {\n  expect(1).toBe(1);\n});\n'})
+    npm_install(root)
+    report = await _run(root, tmp_path / "out", backend)
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "crashy › first": Status.PASSED, "crashy › exits": Status.ERRORED, "crashy › fails": Status.FAILED,
+        "crashy › hogs": Status.ERRORED, "crashy › last": Status.PASSED, "works": Status.PASSED}
+    assert got["crashy › exits"].native_status == CRASH and got["crashy › exits"].file == "a.test.js"
+    assert got["crashy › hogs"].native_status == OUT_OF_MEMORY and "400 MB" in got["crashy › hogs"].message
+    assert "Expected: 3" in got["crashy › fails"].message and got["crashy › fails"].line == 9
+    assert unreadable_reason(report) is None
