@@ -46,8 +46,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from greenloop.parsers import go, mocha
-from greenloop.parsers.jest import SEP as JEST_SEP
 from greenloop.parsers.command import raw_words, unquote
+from greenloop.parsers.jest import SEP as JEST_SEP
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import select
 from greenloop.runner.plan import SuitePlan
