@@ -243,10 +243,12 @@ def list_command(plan: SuitePlan, command: str, package_dir: str) -> str:
 
 
 def _invocation(plan: SuitePlan, command: str) -> select.Invocation:
-    inv = select.invocation(plan.model_copy(update={"test_command": command}))
-    if inv is None:
-        raise ValueError(f"the command `{command}` does not call {plan.framework} itself")
-    return inv
+    """The runner's call in ``command``, or in the runner command a package script reaches (``npm test``)."""
+    for c in (command, plan.runner_command):
+        inv = select.invocation(plan.model_copy(update={"test_command": c})) if c else None
+        if inv is not None:
+            return inv
+    raise ValueError(f"the command `{command}` does not call {plan.framework} itself")
 
 
 def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[TestResult],
@@ -315,14 +317,23 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
         listed = None
         if fw == "go":  # go test cannot leave tests out by name (-skip is Go 1.20+): the package's are listed
             folder = select.go_package_dir(next(t for t in lost if t.suite == scope))
-            listing = await run(list_command(plan, first_exec.command, folder), out_dir / f"list-{k + 1}")
+            try:
+                command = list_command(plan, first_exec.command, folder)
+            except ValueError as exc:
+                warnings.append(f"the tests after the dead one cannot be run again: {exc}")
+                break
+            listing = await run(command, out_dir / f"list-{k + 1}")
             listed = (folder, _go_names(Path(listing.stdout_path).read_text(errors="replace")))
         while True:
             if n == MAX_RESUMES:
                 warnings.append(f"the test run died {MAX_RESUMES} times; the tests not yet run are missing")
                 break
             skip = [t for t in done.values() if scope is None or t.suite == scope]
-            command = rerun_command(plan, first_exec.command, scope, skip, listed)
+            try:
+                command = rerun_command(plan, first_exec.command, scope, skip, listed)
+            except ValueError as exc:
+                warnings.append(f"the tests after the dead one cannot be run again: {exc}")
+                break
             if command is None:
                 break
             n += 1

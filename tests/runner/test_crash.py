@@ -151,3 +151,25 @@ def test_each_framework_resumes_with_its_own_command_keeping_the_suites_flags(tm
         "go test -json -count=1 -parallel=1 -run '^(?:TestC)$' ./p"
     assert rerun_command(gplan, gplan.test_command, "ex.com/p", godone, ("./p", ["TestA", "TestB"])) is None
     assert list_command(gplan, gplan.test_command, "./p") == "go test -count=3 -list '.*' ./p"
+
+
+async def test_a_command_that_does_not_call_the_runner_keeps_its_results_and_says_why_it_is_not_resumed(tmp_path):
+    from greenloop.parsers.models import TestResult
+    from greenloop.runner.crash import resume
+    from greenloop.runner.plan import SuitePlan
+    from greenloop.sandbox.models import ExecResult
+
+    first = TestReport(framework="cargo-test", tests=[
+        TestResult(id="a", status=Status.PASSED, suite="unittests src/lib.rs"),
+        TestResult(id="b", status=Status.FAILED, suite="unittests src/lib.rs",
+                   native_status="no result (test binary died)")])
+    ex = ExecResult(command="make check", backend="bwrap", backend_reason="", exit_code=2, stdout_path="o",
+                    stderr_path="e")
+
+    async def never(command, folder):
+        raise AssertionError(f"nothing is run again: {command}")
+
+    plan = SuitePlan(language="rust", framework="cargo-test", test_command="make check")
+    report = await resume(plan, first, ex, never, lambda _: first, tmp_path, 400)
+    assert {t.id: t.status for t in report.tests} == {"a": Status.PASSED, "b": Status.FAILED}
+    assert any("cannot be run again" in w and "make check" in w for w in report.warnings)
