@@ -41,7 +41,7 @@ from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.js import SourceTest, iter_listable
+from greenloop.parsers.source.js_tests import SourceTest, iter_listable
 
 FRAMEWORK = "jest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]

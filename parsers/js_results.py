@@ -16,7 +16,8 @@ from greenloop.parsers.json_report import first_json_object, read_json_file
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
-from greenloop.parsers.source.js import JSTestIndex, SourceTest, import_line, iter_listable
+from greenloop.parsers.source.js import import_line
+from greenloop.parsers.source.js_tests import JSTestIndex, SourceTest, iter_listable
 
 # --------------------------------------------------------------------------- runner helpers
 # Shared by the Jest and Vitest parsers: both are node CLIs with the same

@@ -44,10 +44,11 @@ from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import (
     IMPORTED_FROM,
+    JS_SUFFIXES,
     import_line,
     importers_of,
 )
-from greenloop.parsers.source.js_suites import JS_FILE_SUFFIXES, SpecIndex, SpecNode, iter_nodes
+from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"
@@ -497,7 +498,7 @@ class _Parser:
                 if isinstance(spec, list) else []
         recursive = "--recursive" in self.words or cfg.get("recursive") is True
         exts = tuple("." + e.lstrip(".") for e in option_values(self.words, "--extension")) or (".js", ".cjs", ".mjs")
-        files = self.index.files(JS_FILE_SUFFIXES)
+        files = self.index.files(JS_SUFFIXES)
         out: list[str] = []
         for spec in specs or ["./test"]:
             spec = (self.rel(spec) or spec).rstrip("/")

@@ -38,7 +38,7 @@ from greenloop.parsers.js_results import (
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.js import SourceSuite, SourceTest, iter_listable
+from greenloop.parsers.source.js_tests import SourceSuite, SourceTest, iter_listable
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
@@ -413,7 +413,7 @@ def _infer_hook_failures(b: ResultSet, words: list[str]) -> None:
         if ft.has_only:
             continue
         for suite in ft.suites:  # outer suites first: source order
-            if "beforeAll" not in suite.hooks or suite.skip or suite.patterns is not None:
+            if "before all" not in suite.hooks or suite.skip or suite.patterns is not None:
                 continue
             inside = [t for t in iter_listable(ft) if t.path[:len(suite.path)] == suite.path]
             runnable = [t for t in inside if not (t.skip or t.todo)]

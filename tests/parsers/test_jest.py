@@ -19,7 +19,8 @@ from greenloop.parsers import jest
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.js import collect_tests, format_title, tokenize
+from greenloop.parsers.source.js import format_title, tokenize
+from greenloop.parsers.source.js_tests import collect_tests
 from tests.parsers.helpers import by_id, write_files
 
 LEDGER_TEST = """const { Ledger } = require('../src/ledger');
@@ -457,7 +458,7 @@ def test_scanner_ignores_comments_strings_and_regexes() -> None:
     ft = collect_tests("s.test.js", SYNC_TEST, "jest")
     assert [(t.path, t.title, t.line) for t in ft.tests] == [
         (("sync",), "pulls entries", 6), (("sync",), "pushes entries", 10)]
-    assert ft.suites[0].hooks == frozenset({"beforeAll"})
+    assert ft.suites[0].hooks == frozenset({"before all"})
 
 
 def test_scanner_handles_templates_and_dynamic_titles() -> None:

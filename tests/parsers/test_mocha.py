@@ -13,7 +13,7 @@ import pytest
 from greenloop.parsers import mocha
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source import js_suites
+from greenloop.parsers.source import js_tests
 from tests.parsers.helpers import statuses
 
 SPEC = """\
@@ -485,7 +485,7 @@ def test_scanner_expands_tables_and_knows_pending_calls() -> None:
         "  it('no body');\n"
         "});\n"
     )
-    nodes = list(js_suites.iter_nodes(js_suites.scan_spec("t.js", src, "mocha")))
+    nodes = list(js_tests.iter_nodes(js_tests.scan_spec("t.js", src, "mocha")))
     tests = [n for n in nodes if n.kind == "test"]
     assert [n.title for n in tests] == ["row a", "row b", "num 1", "num 2", None, "inside", "no body"]
     assert tests[4].pattern is not None and tests[4].matches("dynamic 1700000000")
