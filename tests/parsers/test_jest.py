@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import jest
+from greenloop.parsers import jest, parse
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
@@ -221,8 +221,8 @@ Tests:       8 skipped, 2 passed, 10 total
 
 def test_summary_mismatch_is_a_warning(tmp_path: Path) -> None:
     stderr = CONSOLE_DEFAULT.replace("4 passed, 10 total", "5 passed, 11 total")
-    report = jest.parse(_run(_project(tmp_path), stderr=stderr))
-    assert any("summary line" in w for w in report.warnings)
+    report = parse(_run(_project(tmp_path), stderr=stderr), "jest")
+    assert any("the jest summary counted 5 passed; the per-test results have 4 passed" in w for w in report.warnings)
 
 
 def test_suite_that_fails_to_run_is_one_errored_entry(tmp_path: Path) -> None:
