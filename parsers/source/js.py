@@ -1,19 +1,14 @@
-"""JavaScript/TypeScript sources: where Jest, Vitest, Mocha and node:test
-tests live. A small scanner finds ``describe``/``it``/``test`` calls with
-their titles, modifiers (``.skip``, ``.todo``, ``.only``, ``.failing``,
-``.fails``, ``.each``...), nesting and lines, and expands ``.each`` tables
-written as literals; it also reads what a module imports, so that a file
-that failed to load on a missing import is found with its import line.
+"""JavaScript/TypeScript sources, what every JS runner's parser reads from
+them: the tokens (parsers/source/js_tests.py finds describe/it/test calls
+and evaluates their titles on them), JavaScript values printed the way the
+runners print them (``String()``, ``JSON.stringify``, ``util.inspect``,
+Jest's and Vitest's ``.each`` title formats), and what a module imports, so
+that a file that failed to load on a missing import is found with its
+import line.
 
-The runners name tests by their describe titles plus the test title, and
-their consoles often print only some tests (Jest's default reporter lists
-failures only, Vitest collapses passing files, ``-t`` filters skip tests
-silently). The parsers use this module to find a test's definition line and
-to list the tests of a file that the output did not print one by one.
-
-The scanner is a tokenizer, not a parser: it understands strings, template
-literals, comments and regex literals well enough to never mistake their
-content for code, and it never raises or loops on garbage input.
+The tokenizer is not a parser: it understands strings, template literals,
+comments and regex literals well enough to never mistake their content for
+code, and it never raises or loops on garbage input.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 stdout or --outputFile, with and without locations), jest-junit (paths from
 env vars and package.json), suites that fail to run, -t filters, todo,
 test.failing, hook errors, timeouts, test.each, and bad input. Also the JS
-source scanner the Jest and Vitest parsers share (parsers/source/js.py).
+source scanner every JavaScript parser shares (parsers/source/js_tests.py).
 
 Outputs are written from Jest's documented formats for a small 'ledger'
 project, not copied from the corpus."""
@@ -451,7 +451,7 @@ def test_output_detection() -> None:
     assert found is not None and found.framework == "jest"
 
 
-# --------------------------------------------------------------------------- parsers.source.js
+# --------------------------------------------------------------------------- parsers.source.js_tests
 
 
 def test_scanner_ignores_comments_strings_and_regexes() -> None:
