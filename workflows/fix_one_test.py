@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import fixing as fixing_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.workflows.control import ANSWER_HINT, parse_answer, shown
-    from greenloop.workflows.conversation import fixer_conversation
+    from greenloop.workflows.conversation import analyzer_conversation, fixer_conversation
     from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.models import (
         AnalysisNote,
@@ -61,6 +61,8 @@ STEPS = {
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
     "finish_fix": "the fixer failed",
+    "start_analysis": "the analysis failed", "analyzer_turn": "the analysis failed",
+    "analyzer_tools": "the analysis failed", "finish_analysis": "the analysis failed",
 }
 
 
@@ -72,6 +74,8 @@ def failed_step(exc: ActivityError) -> str:
     return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
 # The patch that made the fixer's conversation a sequence of activities (histories from before replay).
 FIXER_CONVERSATION = "fixer-conversation"
+# The patch that made the analyzer's conversation a sequence of activities too.
+ANALYZER_CONVERSATION = "analyzer-conversation"
 
 
 @workflow.defn
@@ -273,13 +277,16 @@ class FixOneTestWorkflow:
         inp = self._inp
 
         self._set(FixState.ANALYZING)
-        note: AnalysisNote = await host_activity(
-            analysis_acts.analyze_failure,
-            AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                         failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm()),
-            inp.workspace, inp.request, llm_options(inp.request.heartbeat_timeout_s),
-        )
-        self._usage = self._usage + note.usage
+        analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
+                                     failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm())
+        note: AnalysisNote
+        if workflow.patched(ANALYZER_CONVERSATION):
+            # The analyzer's conversation, one activity per model call (its usage counted call by call).
+            note = await analyzer_conversation(analyze_input, inp.request, self._count)
+        else:  # a run started before: the whole analysis was one activity
+            note = await host_activity(analysis_acts.analyze_failure, analyze_input, inp.workspace, inp.request,
+                                       llm_options(inp.request.heartbeat_timeout_s))
+            self._count(note.usage)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
         if self._out_of_money():
