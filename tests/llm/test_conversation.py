@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
@@ -32,7 +33,7 @@ from greenloop.activities.conversation import (
 )
 from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.worker import build_worker
-from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+from greenloop.workflows.fix_one_test import ANALYZER_CONVERSATION, FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import (
     AnalyzeInput,
@@ -44,7 +45,7 @@ from greenloop.workflows.models import (
     TurnInput,
 )
 from tests.llm.test_agent import CART, api_key, fix_input, repo, scenario, settings  # noqa: F401 - fixtures
-from tests.workflows.conftest import DEMO, demo_repo, fix_request, replays, scripted  # noqa: F401 - fixtures
+from tests.workflows.conftest import DEMO, demo_repo, drive, fix_request, replays, scripted  # noqa: F401 - fixtures
 
 FIX = {"path": "shop/cart.py", "old_text": "sum(items) - 1", "new_text": "sum(items)"}
 
@@ -142,13 +143,20 @@ async def test_an_analysis_only_run_starts_no_conversation(repo, api_key, tmp_pa
 
 
 DISCOUNT = "tests/test_cart.py::test_discount"
+SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
+
+
+def scheduled_activities(history) -> dict[int, str]:
+    """The activities a workflow's history scheduled, by event id, in order."""
+    return {e.event_id: e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED}
 
 
 async def test_each_analyzer_call_is_an_activity_counted_as_it_completes(temporal_env, demo_repo, scripted, tmp_path):
     """The analyzer reads a file, then answers (slowly): while its second call is in
     flight the test's usage already holds the first; the history has one
     ``analyzer_turn`` per call, each with that call's tokens; it replays."""
-    sc = yaml.safe_load((DEMO.parent / "scenarios" / "demo-python.yaml").read_text())
+    sc = yaml.safe_load(SCENARIO.read_text())
     sc["rules"][:0] = [
         {"trigger": {"role": "analyzer", "turn": 1}, "response": {
             "text": "Reading the cart.", "tool_calls": [{"name": "read_file", "input": {"path": "shop/cart.py"}}],
@@ -179,8 +187,7 @@ async def test_each_analyzer_call_is_an_activity_counted_as_it_completes(tempora
     fixer_prompt = server.requests[2].body["messages"][0]["content"][0]["text"]
     assert "discount() returns the discount, not the total." in fixer_prompt  # the findings reached the fixer
     history = await child.fetch_history()
-    scheduled = {e.event_id: e.activity_task_scheduled_event_attributes.activity_type.name
-                 for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED}
+    scheduled = scheduled_activities(history)
     assert list(scheduled.values())[:5] == ["start_analysis", "analyzer_turn", "analyzer_tools", "analyzer_turn",
                                             "finish_analysis"]
     assert "analyze_failure" not in scheduled.values()
@@ -199,4 +206,22 @@ async def test_each_analyzer_call_is_an_activity_counted_as_it_completes(tempora
     assert result.usage.cost_usd >= analysis_cost > 0
     assert "discount() returns the discount" in attempt.analysis
     await replays(client, handle)
+    await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
+
+
+async def test_a_run_from_before_the_analyzers_conversation_replays_on_its_old_path(
+        temporal_env, demo_repo, scripted, tmp_path, monkeypatch):
+    """A history recorded by the workflow as it was before the analyzer's conversation
+    (no ``analyzer-conversation`` marker: the whole analysis one ``analyze_failure``
+    activity) replays with today's code, which keeps the old path for it."""
+    real = workflow.patched
+    monkeypatch.setattr(workflow, "patched", lambda patch_id: patch_id != ANALYZER_CONVERSATION and real(patch_id))
+    scripted(SCENARIO)
+    summary, handle = await drive(temporal_env, fix_request(demo_repo, tmp_path, select=[DISCOUNT]))
+    monkeypatch.setattr(workflow, "patched", real)
+    assert summary.fixed == [DISCOUNT] and summary.usage.calls == 3  # one analyzer call, two fixer calls
+    history = await temporal_env.client.get_workflow_handle(child_id(handle.id, DISCOUNT)).fetch_history()
+    kinds = list(scheduled_activities(history).values())
+    assert kinds[0] == "analyze_failure" and "fixer_turn" in kinds
+    assert not {"start_analysis", "analyzer_turn", "analyzer_tools", "finish_analysis"} & set(kinds)
     await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
