@@ -16,6 +16,8 @@ that completed is counted in the run's usage."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,38 +149,25 @@ async def _tool_calls(inp: ToolsInput) -> None:
     _save(inp.ref, conv)
 
 
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def fixer_turn(inp: TurnInput) -> ModelTurnResult:
-    """One model call of the fixer's conversation."""
-    return await _model_call(inp)
+def _role_activity(step: Callable[[Any], Awaitable[Any]], role: str, kind: str) -> Any:
+    """``step`` as the activity ``<role>_<kind>``: one implementation for every role,
+    under each role's own name, so the history says whose call it is."""
+    name = f"{role}_{kind}"
+
+    @functools.wraps(step)
+    async def run(inp: Any) -> Any:
+        return await step(inp)
+
+    run.__name__ = run.__qualname__ = name  # what its heartbeats say
+    on_files = on_host(provider_errors(run) if kind == "turn" else run)
+    return activity.defn(name=name)(typed_errors(on_files))
 
 
-@activity.defn
-@typed_errors
-@on_host
-async def fixer_tools(inp: ToolsInput) -> None:
-    """One turn's tool calls of the fixer's conversation (edits land in its overlay)."""
-    await _tool_calls(inp)
-
-
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def analyzer_turn(inp: TurnInput) -> ModelTurnResult:
-    """One model call of the analyzer's conversation."""
-    return await _model_call(inp)
-
-
-@activity.defn
-@typed_errors
-@on_host
-async def analyzer_tools(inp: ToolsInput) -> None:
-    """One turn's tool calls of the analyzer's conversation (reads only)."""
-    await _tool_calls(inp)
+# One model call of a role's conversation; one turn's tool calls (the analyzer's read only).
+fixer_turn = _role_activity(_model_call, "fixer", "turn")
+fixer_tools = _role_activity(_tool_calls, "fixer", "tools")
+analyzer_turn = _role_activity(_model_call, "analyzer", "turn")
+analyzer_tools = _role_activity(_tool_calls, "analyzer", "tools")
 
 
 @activity.defn
