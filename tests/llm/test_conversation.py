@@ -44,8 +44,8 @@ from greenloop.workflows.models import (
     ToolsInput,
     TurnInput,
 )
-from tests.llm.test_agent import CART, api_key, fix_input, repo, scenario, settings  # noqa: F401 - fixtures
-from tests.workflows.conftest import DEMO, demo_repo, drive, fix_request, replays, scripted  # noqa: F401 - fixtures
+from tests.llm.test_agent import CART, fix_input, scenario, settings
+from tests.workflows.conftest import DEMO, drive, fix_request, replays
 
 FIX = {"path": "shop/cart.py", "old_text": "sum(items) - 1", "new_text": "sum(items)"}
 
