@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.normalize import add
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.go import GoSources, GoTestFlags
 
@@ -743,9 +744,7 @@ def _gotestsum_console(reader: _Reader, tests: dict[str, TestResult], src: GoSou
                 src.pkg_dir(f"{module}/{path}") is not None:
             path = f"{module}/{path}"  # gotestsum prints paths relative to the module
         tid = f"{path}::{name}"
-        if tid in tests:
-            continue
         directory = src.pkg_dir(path)
         file, line = src.func_line(directory, name)
-        tests[tid] = TestResult(id=tid, status=WORD_STATUS[word], file=file, line=None if "/" in name else line,
-                                suite=path)
+        add(tests, TestResult(id=tid, status=WORD_STATUS[word], file=file, line=None if "/" in name else line,
+                              suite=path))
