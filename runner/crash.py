@@ -30,6 +30,9 @@ that never got to run are run again:
     in the first test after the last one reported, in the spec files' order
     (``--grep ... --invert``);
 
+  A failure whose message the dead run never printed (cargo and Mocha print
+  them at the end) is run again for it too.
+
 * ctest runs each test in a process of its own and outlives it: a test whose
   process died (``Subprocess aborted``, ``SegFault``, ``Subprocess killed``)
   is marked (``mark_isolated``); nothing needs running again;
@@ -167,6 +170,15 @@ def _unfinished(framework: str, t: TestResult) -> bool:
     return framework in DIED_NATIVE and t.native_status == DIED_NATIVE[framework] and not t.timed_out
 
 
+# Frameworks that print a failure's message at the end of the run (libtest's "failures:", Mocha's summary).
+FAILURES_AT_END = {"cargo-test", "mocha"}
+
+
+def _untold(framework: str, t: TestResult) -> bool:
+    """A failure whose message a run that died never printed: run again for it."""
+    return framework in FAILURES_AT_END and t.status == Status.FAILED and not t.message and not t.details
+
+
 def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str | None]:
     """The units of the run that died inside a test and are to be resumed: cargo's test
     binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
@@ -298,8 +310,16 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
     fw = plan.framework
     # Jest reports the death itself as a test ("● process.exit called with ..."): not a test.
     tests = [t for t in first.tests if not (fw == "jest" and JEST_EXIT in t.id)]
-    done: dict[str, TestResult] = {t.id: t for t in tests if not _unfinished(fw, t)}
+    done: dict[str, TestResult] = {}
     lost = [t for t in tests if _unfinished(fw, t)]  # kept where no run tells more
+    untold: dict[str, TestResult] = {}  # kept where no run tells more either
+
+    def keep(t: TestResult) -> None:
+        (untold if _untold(fw, t) else done)[t.id] = t
+
+    for t in tests:
+        if not _unfinished(fw, t):
+            keep(t)
     warnings = list(first.warnings) if first.tests else []  # what the dead run's parse said of nothing
     last_exec = first_exec
 
@@ -340,8 +360,9 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
             ex = await run(command, out_dir / f"resume-{n}")
             report = parse(ex)
             # Only what was not known: a name filter may report the tests it left out as skipped (jest -t).
-            done.update({t.id: t for t in report.tests if not _unfinished(fw, t) and t.id not in done
-                         and not (fw == "jest" and JEST_EXIT in t.id)})
+            for t in report.tests:
+                if not _unfinished(fw, t) and t.id not in done and not (fw == "jest" and JEST_EXIT in t.id):
+                    keep(t)
             warnings += [w for w in report.warnings if w not in warnings]
             last_exec = ex
             running = _running(fw, ex, report, root)
@@ -355,7 +376,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
                 break
             for r in running:
                 fail(r.id, ex, r)
-    for t in lost:
+    for t in [*lost, *untold.values()]:
         done.setdefault(t.id, t)
     tests = list(done.values())
     problems = any(t.status in (Status.FAILED, Status.ERRORED) for t in tests)

@@ -176,8 +176,9 @@ async def test_a_mocha_test_that_exits_or_runs_out_of_memory_fails_alone(backend
         "crashy hogs": Status.ERRORED, "crashy last": Status.PASSED, "other works": Status.PASSED}
     assert got["crashy exits"].native_status == CRASH and "exit 3" in got["crashy exits"].message
     assert got["crashy hogs"].native_status == OUT_OF_MEMORY and "400 MB" in got["crashy hogs"].message
-    # Mocha prints a failure's details in its summary, which the run that died next never printed.
+    # Mocha prints a failure's message in its summary, which a run that dies never prints: run again for it.
     assert got["crashy fails"].file == "test/a.spec.js" and got["crashy fails"].line == 11
+    assert "2 !== 3" in got["crashy fails"].message
     assert unreadable_reason(report) is None
 
 
