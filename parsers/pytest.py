@@ -135,6 +135,11 @@ def _pytest_words(command: str) -> list[str]:
                       or (w == "pytest" and i > 0 and words[i - 1] == "-m")) or []
 
 
+def junit_path(command: str) -> str | None:
+    """The JUnit XML file the command asks pytest to write (``--junitxml``), if any."""
+    return _options(_pytest_words(command)).junit or None
+
+
 def _options(words: list[str]) -> _Options:
     opts = _Options()
     json_on, json_file = False, ".report.json"

@@ -49,6 +49,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from greenloop.parsers import go, mocha
+from greenloop.parsers import pytest as pytest_parser
 from greenloop.parsers.command import raw_words, unquote
 from greenloop.parsers.jest import SEP as JEST_SEP
 from greenloop.parsers.models import Status, TestReport, TestResult
@@ -58,6 +59,7 @@ from greenloop.sandbox.models import ExecResult
 
 OUT_OF_MEMORY = "out_of_memory"
 CRASH = "crash"
+EXITED = "exited"  # only in explanations: a runner that exited by itself mid-run is a crash
 MAX_RESUMES = 10
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGKILL}
 # What a test's output shows when a process it started was killed for memory (or crashed).
@@ -87,10 +89,23 @@ def runner_died(ex: ExecResult) -> bool:
     return ex.killed_by_signal is not None
 
 
+def exited_early(framework: str, ex: ExecResult, root: Path | None) -> bool:
+    """pytest exited by itself in the middle of its session (a test called ``os._exit``,
+    a native library ended the process): the JUnit report it writes when a session ends,
+    and that the command asks for, is missing. (Usage and internal errors write none either.)"""
+    if framework != "pytest" or root is None or ex.timed_out or ex.killed_by_signal is not None \
+            or ex.exit_code in (3, 4, 126, 127):
+        return False
+    path = pytest_parser.junit_path(ex.command)
+    return path is not None and not (root / path).exists()
+
+
 def explain(reason: str, ex: ExecResult, memory_mb: int) -> str:
     if reason == OUT_OF_MEMORY:
         return f"out of memory: killed at the sandbox's memory limit ({memory_mb} MB)"
     sig = ex.killed_by_signal
+    if sig is None and ex.exit_code is not None and not ex.out_of_memory and reason == EXITED:
+        return f"crash: the test process exited in the middle of the run (exit code {ex.exit_code})"
     if sig is None:  # the runner outlived it (a cargo test binary); the parser says how it died
         return "crash: the test process died"
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
@@ -179,7 +194,7 @@ def _untold(framework: str, t: TestResult) -> bool:
     return framework in FAILURES_AT_END and t.status == Status.FAILED and not t.message and not t.details
 
 
-def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str | None]:
+def dead_scopes(framework: str, report: TestReport, ex: ExecResult, root: Path | None = None) -> list[str | None]:
     """The units of the run that died inside a test and are to be resumed: cargo's test
     binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
     if framework in ("cargo-test", "go"):  # a test binary died; the others ran on
@@ -188,7 +203,7 @@ def dead_scopes(framework: str, report: TestReport, ex: ExecResult) -> list[str 
         return [None]
     if framework == "jest" and (died(ex) or JEST_EXIT in ex.stderr_tail + ex.stderr_head + _stdout_end(ex)):
         return [None]
-    if framework in RESUMABLE and died(ex) and runner_died(ex):
+    if framework in RESUMABLE and ((died(ex) and runner_died(ex)) or exited_early(framework, ex, root)):
         return [None]
     return []
 
@@ -233,7 +248,8 @@ def _running(framework: str, ex: ExecResult, report: TestReport, root: Path | No
     """The test a one-test-at-a-time run died in (with a subtest's parents), as far as
     the output places it; empty when it did not die."""
     if framework == "pytest":
-        name = pytest_running(_stdout_end(ex)) if died(ex) and runner_died(ex) else None
+        dead = (died(ex) and runner_died(ex)) or exited_early(framework, ex, root)
+        name = pytest_running(_stdout_end(ex)) if dead else None
         return [TestResult(id=name, status=Status.ERRORED)] if name else []
     if framework == "jest":
         started = jest_started(_stdout_end(ex), root)
@@ -325,7 +341,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
 
     def fail(test_id: str, ex: ExecResult, said: TestResult | None) -> None:
         why = died(ex) or CRASH
-        text = explain(why, ex, memory_mb)
+        text = explain(EXITED if exited_early(fw, ex, root) else why, ex, memory_mb)
         done[test_id] = died_test(test_id, why, f"{text}\n{said.message}" if said and said.message else text, said)
         warnings.append(f"{test_id} died ({why}); the tests after it were run again")
 
@@ -333,7 +349,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
         for t in lost:
             fail(t.id, first_exec, t)
     n = 0
-    for k, scope in enumerate(dead_scopes(fw, first, first_exec)):
+    for k, scope in enumerate(dead_scopes(fw, first, first_exec, root)):
         listed = None
         if fw == "go":  # go test cannot leave tests out by name (-skip is Go 1.20+): the package's are listed
             folder = select.go_package_dir(next(t for t in lost if t.suite == scope))

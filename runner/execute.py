@@ -82,7 +82,8 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
                          heartbeat: Callable[[str], None]) -> TestReport:
     """A process died inside the run (out of memory, a crash): fail the test it died in,
     keep the other results, run the tests that never ran (see ``runner.crash``)."""
-    message = crash.explain(why or crash.CRASH, test, settings.memory_mb)
+    early = why is None and crash.exited_early(plan.framework, test, workspace)
+    message = crash.explain(crash.EXITED if early else why or crash.CRASH, test, settings.memory_mb)
     if not scopes:
         if why is not None and not crash.runner_died(test):  # a child process died; the runner reported every test
             crash.mark_victims(report, why, message)
@@ -146,7 +147,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
         )
     report = _read(test, workspace, out_dir, plan.framework)
     crash.mark_isolated(plan.framework, report, test, settings.memory_mb)
-    why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test)
+    why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test, workspace)
     if why or scopes:
         report = await _one_test_died(plan, test, report, why, scopes, workspace, out_dir, settings, heartbeat)
     if not report.output_tail and not (report.tests and report.per_test):  # what a person reads instead

@@ -91,6 +91,46 @@ async def test_a_child_process_out_of_memory_fails_its_test_and_keeps_every_resu
     assert not (tmp_path / "out" / "resume-1").exists()
 
 
+EXITS = """
+import os
+
+
+def test_before():
+    assert True
+
+
+def test_exits():
+    os._exit({code})  # the whole pytest process ends here, no summary, no report
+
+
+def test_after():
+    assert 1 == 2
+"""
+
+
+@pytest.mark.parametrize("code", [0, 1])
+async def test_a_test_that_ends_the_runner_process_fails_alone_and_the_rest_still_runs(code, tmp_path):
+    # Exit code 0 must not read as "no tests" (nor green): the session ended in the middle.
+    root = write(tmp_path / "p", {"tests/test_x.py": EXITS.format(code=code)})
+    report = await run(root, tmp_path / "out", "bwrap")
+    got = {t.id: t for t in report.tests}
+    assert {k: v.status for k, v in got.items()} == {
+        "tests/test_x.py::test_before": Status.PASSED, "tests/test_x.py::test_exits": Status.ERRORED,
+        "tests/test_x.py::test_after": Status.FAILED}
+    died = got["tests/test_x.py::test_exits"]
+    assert died.native_status == "crash" and f"exited in the middle of the run (exit code {code})" in died.message
+    assert unreadable_reason(report) is None
+
+
+async def test_a_quiet_run_that_finishes_is_not_taken_for_an_early_exit(tmp_path):
+    # -qq prints no summary line: the JUnit report, written when the session ends, says it finished.
+    root = write(tmp_path / "p", {"pytest.ini": "[pytest]\naddopts = -qq\n",
+                                  "tests/test_y.py": "def test_a():\n    assert True\n"})
+    report = await run(root, tmp_path / "out", "bwrap")
+    assert [(t.id, t.status) for t in report.tests] == [("tests/test_y.py::test_a", Status.PASSED)]
+    assert not (tmp_path / "out" / "resume-1").exists() and not report.warnings
+
+
 def test_the_test_a_verbose_pytest_run_died_in_is_its_last_line():
     assert pytest_running("tests/t.py::test_a PASSED   [ 50%]\ntests/t.py::test_x[a-b] ") == "tests/t.py::test_x[a-b]"
     assert pytest_running("tests/t.py::test_a PASSED   [ 50%]\n") is None
