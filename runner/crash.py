@@ -11,7 +11,9 @@ that never got to run are run again:
   run again, one test at a time, without the tests already done, and the test
   each run dies in is named; as often as it dies (up to ``MAX_RESUMES``):
 
-  - pytest: the runner itself; ``-v`` lines name each test before it runs
+  - pytest: the runner itself, or a session that ended by itself in the
+    middle (a test called ``os._exit``: the report the command asked for is
+    missing, whatever the exit code); ``-v`` lines name each test before it runs
     (``--deselect`` leaves the done ones out);
   - cargo test: one test binary (cargo goes on with the others); libtest
     with ``--test-threads=1`` prints ``test NAME ... `` before each test
