@@ -4,6 +4,7 @@ repository (the repository's own remote) and writes pr.md; without gh it says ex
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -62,3 +63,51 @@ async def test_a_remote_that_is_not_there_is_said(temporal_env, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     # The run's fixes stand; the push that could not happen is said in the last lines.
     assert "note: branch not pushed: the repository has no remote named 'upstream'" in done.stdout
+
+
+GH = """#!/bin/sh
+# A gh stand-in at the GitHub boundary (GitHub is unreachable here): it records each call
+# and answers as gh does: `auth status` by its exit code, `pr create` with the new PR's URL.
+printf '%s\\n' "$*" >> "$GH_CALLS"
+case "$1 $2" in
+  "auth status") exit "${GH_AUTH_EXIT:-0}" ;;
+  "pr create") [ -n "$GH_FAIL" ] && { echo "$GH_FAIL" >&2; exit 1; }
+               echo "Creating pull request"; echo "https://github.com/acme/shop/pull/7" ;;
+esac
+"""
+
+
+def test_gh_opens_the_pull_request_or_says_why_not(tmp_path, monkeypatch):
+    from greenloop.workspace.publish import open_pull_request
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH)
+    (bin_dir / "gh").chmod(0o755)
+    calls = tmp_path / "calls"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("GH_CALLS", str(calls))
+    ws, run_dir = tmp_path / "ws", tmp_path / "run"
+    ws.mkdir()
+    run_dir.mkdir()
+    report = "# Greenloop run\n\n## `t::a`: FIXED\n"
+
+    def opened():
+        return open_pull_request(ws, run_dir, "greenloop/r1", report, 1, "https://github.com/acme/shop.git",
+                                 "git@github.com:acme/shop.git")
+
+    pr = opened()
+    assert pr.url == "https://github.com/acme/shop/pull/7" and pr.instead is None
+    assert calls.read_text().splitlines() == [
+        "auth status",
+        f"pr create --head greenloop/r1 --title Greenloop: fix 1 failing test(s) in shop --body-file {run_dir}/pr.md "
+        "--repo acme/shop"]
+    assert (run_dir / "pr.md").read_text().startswith("# Greenloop: fix 1 failing test(s) in shop\n\n## `t::a`")
+
+    monkeypatch.setenv("GH_AUTH_EXIT", "1")
+    pr = opened()
+    assert pr.url is None and "gh is not logged in" in pr.instead and "gh pr create --head greenloop/r1" in pr.instead
+    monkeypatch.setenv("GH_AUTH_EXIT", "0")
+    monkeypatch.setenv("GH_FAIL", "a pull request for branch greenloop/r1 already exists")
+    pr = opened()
+    assert pr.url is None and "already exists" in pr.instead and "fix that, then run" in pr.instead
