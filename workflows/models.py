@@ -110,10 +110,10 @@ class FixRequest(BaseModel):
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
-    # How fixes are validated: "queue" (candidates validated in batches, one full-suite run per
-    # batch, a failing batch bisected: workflows/validation_queue.py) or "each" (every attempt runs
-    # its test alone and the full suite itself). Batches hold at most ``max_batch`` fixes.
-    validation: Literal["queue", "each"] = "queue"
+    # How fixes are validated: "each" (every attempt runs its test alone and the full suite itself)
+    # or "queue" (candidates validated in batches, one full-suite run per batch, a failing batch
+    # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
+    validation: Literal["queue", "each"] = "each"
     max_batch: int = Field(default=32, ge=1, le=64)
     # Tests driven per workflow run before it continues as new, keeping each run's history
     # small (the server may suggest continuing sooner).

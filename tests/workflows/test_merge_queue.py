@@ -15,7 +15,6 @@ import json
 import uuid
 from pathlib import Path
 
-import pytest
 from temporalio.client import WorkflowHandle
 
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
@@ -108,7 +107,7 @@ def assert_only_validated_in(workspace: Path, run_dir: Path, n: int, fixed: list
 async def test_a_batch_that_passes_is_accepted_whole(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
     scripted(scenario(4))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8)
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
     summary, handle = await drive(temporal_env, request)
     await replays(temporal_env.client, handle)
 
@@ -136,7 +135,7 @@ async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regre
         temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
     server = scripted(scenario(4, breaking={2: [BREAK]}))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8)
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
     summary, handle = await drive(temporal_env, request)
     await replays(temporal_env.client, handle)
 
@@ -165,7 +164,7 @@ async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regre
 async def test_two_fixes_that_regress_only_together_one_is_accepted(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 2, guard="assert m00.value() + m01.value() < 2")
     scripted(scenario(2))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=8, max_attempts=1,
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=8, validation="queue", max_attempts=1,
                           escalation_deadline_s=1)
     summary, handle = await drive(temporal_env, request)
     await replays(temporal_env.client, handle)
@@ -192,7 +191,7 @@ FLAKY = ("marker = Path('.flaky-seen')\n    if '/batches/' in str(Path.cwd()) an
 async def test_a_flaky_test_in_a_batch_is_not_blamed_on_a_fix(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 3, guard=FLAKY)
     scripted(scenario(3))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8)
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
     summary, handle = await drive(temporal_env, request)
     await replays(temporal_env.client, handle)
 
@@ -220,7 +219,7 @@ async def wait_for_phase(handle: WorkflowHandle, prefix: str, timeout_s: float =
 async def test_an_abort_mid_bisection_accepts_nothing_unvalidated(temporal_env, scripted, tmp_path):
     make_project(tmp_path / "p", 3, slow_s=1.5)
     scripted(scenario(3, breaking={1: [BREAK]}))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8)
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
     from greenloop.worker import build_worker  # one worker for the run; the test steers it
 
     queue = f"q-{uuid.uuid4().hex[:6]}"
@@ -245,7 +244,7 @@ async def test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated(
     failing = make_project(tmp_path / "p", 3, slow_s=1.5)
     hosts = await hosts_for(scripted(scenario(3, breaking={1: [BREAK]})))
     client = temporal_env.client
-    request = request_for(tmp_path / "p", tmp_path, concurrency=3, max_batch=8)
+    request = request_for(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
     run_id = f"lostq-{uuid.uuid4().hex[:6]}"
     handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
     await wait_for_phase(handle, "bisecting batch")
@@ -268,3 +267,40 @@ async def test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated(
     assert views[tid(1)].state == FixState.FIXED
     bad = json.loads((run_dir / "results" / f"{slug(tid(1))}.json").read_text())
     assert Verdict.PASS.value in verdicts(bad)
+
+
+async def test_queue_mode_continues_as_new_and_rolls_back_by_hand(temporal_env, scripted, tmp_path):
+    """Two tests per workflow run: the first run validates its fixes and continues as new
+    with them accepted; a fix the first run accepted is rolled back by hand while the
+    second run works (the accepted edit sets travelled with it)."""
+    failing = make_project(tmp_path / "p", 4)
+    sc = scenario(4)
+    sc["rules"][0]["response"]["delay_s"] = 2  # the analyses take a while: time to roll back mid-run
+    scripted(sc)
+    client = temporal_env.client
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, tests_per_run=2, validation="queue")
+    run_id = f"qcan-{uuid.uuid4().hex[:6]}"
+    from greenloop.worker import build_worker
+
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        for _ in range(600):
+            if (await client.get_workflow_handle(run_id).describe()).run_id != handle.first_execution_run_id:
+                break
+            await asyncio.sleep(0.1)
+        latest = client.get_workflow_handle(run_id)
+        views = {v.test_id: v for v in await latest.query(FixSuiteWorkflow.status)}
+        first = sorted(t for t, v in views.items() if v.state == FixState.FIXED)
+        assert len(first) == 2
+        undone = first[0]
+        assert await latest.execute_update(FixSuiteWorkflow.rollback, undone) == f"rolled back {undone}"
+        summary: RunSummary = await handle.result()
+        assert await replays(client, handle) == 2
+
+    assert summary.state == "completed" and summary.skipped == [undone]
+    assert sorted(summary.fixed) == sorted(set(failing) - {undone})
+    assert summary.still_failing == [undone] and summary.final.failed == 1
+    ws = Path(request.run_dir, "workspace")
+    for i in range(4):
+        assert ("return 1" in (ws / "calc" / f"m{i:02d}.py").read_text()) == (tid(i) != undone)
