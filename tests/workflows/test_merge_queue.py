@@ -275,7 +275,9 @@ async def test_queue_mode_continues_as_new_and_rolls_back_by_hand(temporal_env, 
     second run works (the accepted edit sets travelled with it)."""
     failing = make_project(tmp_path / "p", 4)
     sc = scenario(4)
-    sc["rules"][0]["response"]["delay_s"] = 2  # the analyses take a while: time to roll back mid-run
+    # The second run's analyses take a while: time to roll back while it works.
+    sc["rules"].insert(0, {"priority": 10, "trigger": {"role": "analyzer", "context": "::test_value_0[23]$"},
+                           "response": {"text": "## Root Cause\nvalue() returns 0.", "delay_s": 6}})
     scripted(sc)
     client = temporal_env.client
     request = fix_request(tmp_path / "p", tmp_path, concurrency=2, tests_per_run=2, validation="queue")
@@ -294,8 +296,9 @@ async def test_queue_mode_continues_as_new_and_rolls_back_by_hand(temporal_env, 
         first = sorted(t for t, v in views.items() if v.state == FixState.FIXED)
         assert len(first) == 2
         undone = first[0]
-        assert await latest.execute_update(FixSuiteWorkflow.rollback, undone) == f"rolled back {undone}"
-        summary: RunSummary = await handle.result()
+        assert await asyncio.wait_for(latest.execute_update(FixSuiteWorkflow.rollback, undone), 120) \
+            == f"rolled back {undone}"
+        summary: RunSummary = await asyncio.wait_for(handle.result(), 240)
         assert await replays(client, handle) == 2
 
     assert summary.state == "completed" and summary.skipped == [undone]
