@@ -78,9 +78,11 @@ async def _singles(inp: CheckInput, ws: Workspace) -> tuple[dict[str, str], int]
     return failing, runs
 
 
-def _regressed(baseline: SuiteRun, run: SuiteRun) -> list[str]:
-    before, now = load_statuses(baseline.statuses_path), load_statuses(run.statuses_path)
-    return [t for t, s in before.items() if s == Status.PASSED and now.get(t) not in PASSING]
+def _regressed(inp: CheckInput, run: SuiteRun) -> list[str]:
+    """Tests that passed on the accepted state and do not here (a fix rolled back by hand: its test is expected to fail)."""
+    before, now = load_statuses(inp.baseline.statuses_path), load_statuses(run.statuses_path)
+    expected = set(inp.rolled_back)
+    return [t for t, s in before.items() if s == Status.PASSED and now.get(t) not in PASSING and t not in expected]
 
 
 def _broken(baseline: SuiteRun, run: SuiteRun) -> str | None:
@@ -111,11 +113,11 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         suite = await _suite(inp, ws, "suite")
         result.suite_runs = 1
         result.broken = _broken(inp.baseline, suite)
-        regressions = [] if result.broken else _regressed(inp.baseline, suite)
+        regressions = [] if result.broken else _regressed(inp, suite)
         if regressions:  # the same content again: what passes now was flaky, not broken by a fix
             again = await _suite(inp, ws, "suite-again")
             result.suite_runs += 1
-            twice = set(_regressed(inp.baseline, again))
+            twice = set(_regressed(inp, again))
             result.flaky = [t for t in regressions if t not in twice]
             regressions = [t for t in regressions if t in twice]
             suite = again if not regressions else suite

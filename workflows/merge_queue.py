@@ -251,7 +251,9 @@ class MergeQueue:
             cache[key] = asyncio.ensure_future(self._on_host(lambda ws: host_activity(
                 batch_acts.check_batch,
                 CheckInput(workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
-                           candidates=candidates, sandbox=request.sandbox, label=label, singles=singles),
+                           candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
+                           rolled_back=[t for t in progress.summary.skipped
+                                        if "fix rolled back by hand" in self._views[t].history]),
                 ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))
         return await cache[key]
 

@@ -79,6 +79,8 @@ class CheckInput(BaseModel):
     sandbox: SandboxSettings
     label: str  # names the scratch worktree and the artifacts: "batch-<n>-<k>"
     singles: bool = True  # check the candidates' own tests first (one runner invocation)
+    # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
+    rolled_back: list[str] = Field(default_factory=list)
 
 
 class CheckResult(BaseModel):
