@@ -18,6 +18,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from greenloop import telemetry
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.host import on_host
 from greenloop.activities.testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
@@ -61,15 +62,16 @@ async def _singles(inp: CheckInput, ws: Workspace) -> tuple[dict[str, str], int]
         except GreenloopError:
             command = None  # the framework cannot select these together: each alone
         if command is not None:
-            run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "singles"), inp.sandbox, _heartbeat,
-                                  command=command)
+            run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
+                                  _heartbeat, command=command)
+            telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
             runs += 1
             together = {i: run.report.find(i) for i in ids}
             suspects = [i for i, t in together.items() if t is None or t.status not in PASSING]
     failing: dict[str, str] = {}
     for test_id in suspects:
         alone = await run_alone(SingleInput(workspace=ws, plan=inp.plan, test_id=test_id, failure_run=inp.failure_run,
-                                            sandbox=inp.sandbox, label="single"))
+                                            sandbox=inp.sandbox, label="validate-batch-single"))
         runs += 1
         if not alone.passed:
             status = alone.status.value if alone.status else "not found in the output"
@@ -87,7 +89,7 @@ def _regressed(inp: CheckInput, run: SuiteRun) -> list[str]:
 
 def _broken(baseline: SuiteRun, run: SuiteRun) -> str | None:
     if run.build_error and not baseline.build_error:
-        return "the fixes break the build" + (f": {run.unreadable}" if run.unreadable else "")
+        return "the batch breaks the build" + (f": {run.unreadable}" if run.unreadable else "")
     if run.unreadable and not baseline.unreadable:
         return f"the suite cannot be read after the fixes: {run.unreadable}"
     return None
@@ -110,12 +112,12 @@ async def check_batch(inp: CheckInput) -> CheckResult:
             result.still_failing, result.single_runs = await _singles(inp, ws)
             if result.still_failing:  # those fixes do not work: judged before any suite run
                 return result
-        suite = await _suite(inp, ws, "suite")
+        suite = await _suite(inp, ws, "validate-batch-suite")
         result.suite_runs = 1
         result.broken = _broken(inp.baseline, suite)
         regressions = [] if result.broken else _regressed(inp, suite)
         if regressions:  # the same content again: what passes now was flaky, not broken by a fix
-            again = await _suite(inp, ws, "suite-again")
+            again = await _suite(inp, ws, "validate-batch-suite-again")
             result.suite_runs += 1
             twice = set(_regressed(inp, again))
             result.flaky = [t for t in regressions if t not in twice]
