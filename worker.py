@@ -32,6 +32,7 @@ ACTIVITIES = [
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
     testing.plan_tests, environment.set_up_environment, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
+    analysis.start_analysis, conversation.analyzer_turn, conversation.analyzer_tools, analysis.finish_analysis,
     fixing.propose_fix,
     conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,

@@ -6,6 +6,7 @@
 #     Surefire sample uses (Maven Central is not needed: the tests point Maven
 #     at /usr/share/maven-repo);
 #   Node.js + npm and Rust (cargo) only when absent (the machine's own win);
+#   Go, GoogleTest (libgtest-dev) and CMake for the crash tests (tests/runner/test_crash_resume.py);
 #   npm packages are installed per project by the tests (cache:
 #     ~/.cache/greenloop-live/npm); pytest comes with the venv's dev extras.
 set -euo pipefail
@@ -22,6 +23,9 @@ done
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v cargo >/dev/null || need+=(cargo)
+command -v go >/dev/null || need+=(golang-go)
+command -v cmake >/dev/null || need+=(cmake g++)
+if pkg_missing libgtest-dev; then need+=(libgtest-dev); fi
 command -v chromium >/dev/null || need+=(chromium)  # renders report.html in tests/workflows/test_reports.py
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -9,6 +9,7 @@ from pathlib import Path
 from temporalio import activity
 
 from greenloop import telemetry
+from greenloop.activities.conversation import Conversation, begin, final_text, load_conversation
 from greenloop.activities.errors import typed_errors
 from greenloop.activities.heartbeat import heartbeating
 from greenloop.activities.host import on_host
@@ -23,9 +24,17 @@ from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client
 from greenloop.llm.tools import Overlay
 from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestResult
 from greenloop.runner.select import selected
-from greenloop.workflows.models import AnalysisNote, AnalyzeInput, GroupNote, SuiteAnalysis, SuiteAnalysisInput
+from greenloop.workflows.models import (
+    AnalysisNote,
+    AnalysisStart,
+    AnalyzeInput,
+    FinishAnalysisInput,
+    GroupNote,
+    SuiteAnalysis,
+    SuiteAnalysisInput,
+)
 from greenloop.workspace.events import log_event
 
 
@@ -50,35 +59,75 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
     return SuiteAnalysis(order=order, flaky=flaky, groups=groups, root_cause=analysis.root_cause)
 
 
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
-    """Classify the failure, gather its context, and ask the analyzer role."""
+def _pattern_note(inp: AnalyzeInput) -> tuple[TestResult, AnalysisNote]:
+    """The failing test, classified, with its source context (no LLM)."""
     root = Path(inp.workspace.path)
     test = load_report(inp.failure_run.report_path).find(inp.test_id)
     if test is None:
         raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
     c = classify(test, set(SourceIndex(root).files()))
     context = build_context(root, test, c)
-    note = AnalysisNote(
+    return test, AnalysisNote(
         kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
         error_site=f"{c.error_site.file}:{c.error_site.line}" if c.error_site else None,
         expected=c.expected, actual=c.actual, context_markdown=context.render(),
     )
+
+
+def _analyzer_user(test: TestResult, note: AnalysisNote, inp: AnalyzeInput) -> str:
+    return prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note, inp.attempts)
+
+
+def _completed(run_dir: str, test_id: str, note: AnalysisNote) -> AnalysisNote:
+    log_event(run_dir, "analysis_complete", test=test_id, kind=note.kind, evidence=note.evidence,
+              llm_analysis=note.llm_analysis[:2000])
+    return note
+
+
+@activity.defn
+@typed_errors
+@on_host
+@provider_errors
+async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
+    """Classify the failure, gather its context, and ask the analyzer role (its
+    whole conversation in this one activity: how runs started before the
+    analyzer's conversation was driven by the workflow analyse)."""
+    test, note = _pattern_note(inp)
     if not inp.llm.analysis_only:
         client = make_client(inp.llm, role="analyzer", context=f"{inp.run_id}/{inp.test_id}")
         async with heartbeating("asking the analyzer"):
             with telemetry.span("greenloop.analysis", role="analyzer", test_id=inp.test_id,
                                 attempt=len(inp.attempts) + 1):
                 outcome = await run_agent(
-                    client, inp.llm, system=prompts.ANALYZER_SYSTEM,
-                    user=prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note,
-                                               inp.attempts),
-                    overlay=Overlay(root), allow_edits=False, heartbeat=activity.heartbeat,
+                    client, inp.llm, system=prompts.ANALYZER_SYSTEM, user=_analyzer_user(test, note, inp),
+                    overlay=Overlay(Path(inp.workspace.path)), allow_edits=False, heartbeat=activity.heartbeat,
                 )
         note.llm_analysis, note.usage = outcome.text[:8000], outcome.usage
-    log_event(inp.workspace.run_dir, "analysis_complete", test=inp.test_id, kind=note.kind,
-              evidence=note.evidence, llm_analysis=note.llm_analysis[:2000])
-    return note
+    return _completed(inp.workspace.run_dir, inp.test_id, note)
+
+
+@activity.defn
+@typed_errors
+@on_host
+async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
+    """Classify the failure, gather its context, and begin the analyzer's
+    conversation (read-only tools; its model calls are ``analyzer_turn``s)."""
+    test, note = _pattern_note(inp)
+    if inp.llm.analysis_only:
+        return AnalysisStart(note=_completed(inp.workspace.run_dir, inp.test_id, note))
+    attempt = len(inp.attempts) + 1
+    start = begin(inp.workspace.run_dir, f"analysis-{attempt}", Conversation(
+        role="analyzer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=attempt,
+        system=prompts.ANALYZER_SYSTEM, allow_production=False,
+        messages=[{"role": "user", "content": _analyzer_user(test, note, inp)}]))
+    return AnalysisStart(note=note, ref=start.ref)
+
+
+@activity.defn
+@typed_errors
+@on_host
+async def finish_analysis(inp: FinishAnalysisInput) -> AnalysisNote:
+    """The pattern analysis completed with the analyzer's findings (its last text)."""
+    conv = load_conversation(inp.ref)
+    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000]})
+    return _completed(inp.workspace.run_dir, inp.test_id, note)

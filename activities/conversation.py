@@ -1,5 +1,10 @@
-"""The fixer's conversation one step at a time, so that the workflow drives it:
-each model call is its own activity, and so is each turn's set of tool calls.
+"""A role's tool-use conversation one step at a time, so that the workflow drives
+it: each model call is its own activity, and so is each turn's set of tool calls.
+The fixer and the analyzer share these steps (``fixer_turn``/``fixer_tools`` and
+``analyzer_turn``/``analyzer_tools`` are the same step under each role's name,
+so the history says whose call it is); how a conversation begins and what it
+comes to differ by role (``start_fix``/``finish_fix`` here, ``start_analysis``/
+``finish_analysis`` in activities/analysis.py).
 
 The conversation (messages, tool results, the overlay's pending edits) lives in
 a file of the run directory on the host that holds the workspace; only costs,
@@ -11,6 +16,8 @@ that completed is counted in the run's usage."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +47,14 @@ from greenloop.workflows.models import (
 from greenloop.workspace.backups import atomic_write, slug
 from greenloop.workspace.events import log_event
 
+# The trace span of each role's conversation.
+SPANS = {"fixer": "greenloop.fix", "analyzer": "greenloop.analysis"}
+
 
 class Conversation(BaseModel):
-    """A fixer conversation as its host keeps it."""
+    """A conversation as its host keeps it."""
 
+    role: str = "fixer"  # who converses: the fixer (may edit the overlay) or the analyzer (reads only)
     context: str  # "<run>/<test>": what the provider sees with each request
     test_id: str = ""  # whose fix, for traces and metrics
     attempt: int = 0
@@ -57,13 +68,30 @@ class Conversation(BaseModel):
     turns: list[ModelTurnResult] = Field(default_factory=list)
     text: str = ""  # the model's last text
 
+    @property
+    def allow_edits(self) -> bool:
+        return self.role == "fixer"
 
-def _load(ref: str) -> Conversation:
-    return Conversation.model_validate_json(require_file(ref, "the fixer's conversation").read_text())
+
+def load_conversation(ref: str) -> Conversation:
+    return Conversation.model_validate_json(require_file(ref, "the conversation").read_text())
 
 
 def _save(ref: str, conv: Conversation) -> None:
     atomic_write(Path(ref), conv.model_dump_json().encode())
+
+
+def begin(run_dir: str, name: str, conv: Conversation) -> ConversationStart:
+    """Save a new conversation (its first user message) in the run directory,
+    ``conversations/<test>/<name>.json``, replacing any earlier one of that name."""
+    ref = Path(run_dir) / "conversations" / slug(conv.test_id) / f"{name}.json"
+    _save(str(ref), conv)
+    return ConversationStart(ref=str(ref))
+
+
+def final_text(conv: Conversation, stop: str) -> str:
+    """What the conversation comes to: the model's last text, unless it ran out of turns."""
+    return conv.text if stop != "max_turns" else ""
 
 
 def _overlay(root: Path, conv: Conversation) -> Overlay:
@@ -83,30 +111,24 @@ async def start_fix(inp: FixInput) -> ConversationStart:
     if inp.llm.analysis_only:
         return ConversationStart(proposal=FixProposal(failure_reason="analysis-only run: no fix asked for",
                                                       escalate=True))
-    ref = Path(inp.workspace.run_dir) / "conversations" / slug(inp.test_id) / f"attempt-{inp.attempt}.json"
     user = prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis, inp.attempts)
-    _save(str(ref), Conversation(context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=inp.attempt,
-                                 system=prompts.fixer_system(inp.llm.allow_production_edits),
-                                 allow_production=inp.llm.allow_production_edits,
-                                 messages=[{"role": "user", "content": user}]))
-    return ConversationStart(ref=str(ref))
+    return begin(inp.workspace.run_dir, f"attempt-{inp.attempt}", Conversation(
+        role="fixer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=inp.attempt,
+        system=prompts.fixer_system(inp.llm.allow_production_edits), allow_production=inp.llm.allow_production_edits,
+        messages=[{"role": "user", "content": user}]))
 
 
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def fixer_turn(inp: TurnInput) -> ModelTurnResult:
+async def _model_call(inp: TurnInput) -> ModelTurnResult:
     """One model call: the conversation so far, the model's answer appended."""
-    conv = _load(inp.ref)
+    conv = load_conversation(inp.ref)
     if len(conv.turns) >= inp.turn:  # made and saved before its worker died: not asked again
         return conv.turns[inp.turn - 1].model_copy(update={"replayed": True})
     if len(conv.messages) != 2 * inp.turn - 1:
         raise GreenloopError(f"the conversation {inp.ref} is not at turn {inp.turn}", kind=ErrorKind.WORKSPACE_LOST,
                              path=inp.ref)
-    client = make_client(inp.llm, role="fixer", context=conv.context)
-    with telemetry.span("greenloop.fix", role="fixer", test_id=conv.test_id, attempt=conv.attempt):
-        step = await model_turn(client, inp.llm, conv.system, True, conv.messages)
+    client = make_client(inp.llm, role=conv.role, context=conv.context)
+    with telemetry.span(SPANS[conv.role], role=conv.role, test_id=conv.test_id, attempt=conv.attempt):
+        step = await model_turn(client, inp.llm, conv.system, conv.allow_edits, conv.messages)
     result = ModelTurnResult(usage=step.usage, stop=step.stop, tool_calls=[u["name"] for u in step.tool_uses])
     conv.messages.append(step.message)
     conv.turns.append(result)
@@ -115,19 +137,37 @@ async def fixer_turn(inp: TurnInput) -> ModelTurnResult:
     return result
 
 
-@activity.defn
-@typed_errors
-@on_host
-async def fixer_tools(inp: ToolsInput) -> None:
+async def _tool_calls(inp: ToolsInput) -> None:
     """Run a model turn's tool calls against the overlay (once), results appended."""
-    conv = _load(inp.ref)
+    conv = load_conversation(inp.ref)
     if len(conv.messages) >= 2 * inp.turn + 1:
         return  # applied before its worker died
     overlay = _overlay(Path(inp.workspace.path), conv)
     uses = [b for b in conv.messages[-1]["content"] if b.get("type") == "tool_use"]
-    conv.messages.append(run_tools(overlay, uses, True, conv.calls))
+    conv.messages.append(run_tools(overlay, uses, conv.allow_edits, conv.calls))
     conv.changes, conv.malformed, conv.refused = overlay.changes, overlay.malformed, overlay.refused
     _save(inp.ref, conv)
+
+
+def _role_activity(step: Callable[[Any], Awaitable[Any]], role: str, kind: str) -> Any:
+    """``step`` as the activity ``<role>_<kind>``: one implementation for every role,
+    under each role's own name, so the history says whose call it is."""
+    name = f"{role}_{kind}"
+
+    @functools.wraps(step)
+    async def run(inp: Any) -> Any:
+        return await step(inp)
+
+    run.__name__ = run.__qualname__ = name  # what its heartbeats say
+    on_files = on_host(provider_errors(run) if kind == "turn" else run)
+    return activity.defn(name=name)(typed_errors(on_files))
+
+
+# One model call of a role's conversation; one turn's tool calls (the analyzer's read only).
+fixer_turn = _role_activity(_model_call, "fixer", "turn")
+fixer_tools = _role_activity(_tool_calls, "fixer", "tools")
+analyzer_turn = _role_activity(_model_call, "analyzer", "turn")
+analyzer_tools = _role_activity(_tool_calls, "analyzer", "tools")
 
 
 @activity.defn
@@ -135,10 +175,10 @@ async def fixer_tools(inp: ToolsInput) -> None:
 @on_host
 async def finish_fix(inp: FinishFixInput) -> FixProposal:
     """What the conversation proposes: its edits, or why there are none."""
-    fix, conv = inp.fix, _load(inp.ref)
+    fix, conv = inp.fix, load_conversation(inp.ref)
     root = Path(fix.workspace.path)
     test = load_report(fix.failure_run.report_path).find(fix.test_id)
-    proposal = proposal_from(root, _overlay(root, conv), conv.text if inp.stop != "max_turns" else "", inp.stop, fix,
+    proposal = proposal_from(root, _overlay(root, conv), final_text(conv, inp.stop), inp.stop, fix,
                              test.file if test else None)
     log_event(fix.workspace.run_dir, "fix_proposed", test=fix.test_id, attempt=fix.attempt,
               files=[e.path for e in proposal.edit_set.edits] if proposal.edit_set else [],

@@ -85,7 +85,7 @@ from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteR
 from greenloop.workflows.validation_queue import CheckResult  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite", "check_batch"}
-LLM_ACTIVITIES = {"analyze_failure", "propose_fix", "fixer_turn"}
+LLM_ACTIVITIES = {"analyze_failure", "propose_fix", "fixer_turn", "analyzer_turn"}
 
 
 def name(i: int) -> str:
@@ -345,7 +345,7 @@ def table(r: dict) -> str:
          f"{r['fixing'] / n:.3f} s"),
         ("  test-run activities (single + full suite)", f"{r['test']:.1f} s", f"{r['test'] / n:.3f} s"),
         ("    of which the sandboxed test process", f"{r['sandbox']:.1f} s", f"{r['sandbox'] / n:.3f} s"),
-        ("  LLM activities (analyze_failure + fixer_turn)", f"{r['llm_act']:.1f} s", f"{r['llm_act'] / n:.3f} s"),
+        ("  LLM activities (analyzer_turn + fixer_turn)", f"{r['llm_act']:.1f} s", f"{r['llm_act'] / n:.3f} s"),
         ("    of which the scripted LLM server", f"{r['llm_server']:.2f} s", f"{r['llm_server'] / n:.4f} s"),
         ("  other activities (apply_edits, record_result)", f"{r['other_act']:.1f} s", f"{r['other_act'] / n:.3f} s"),
         ("  Temporal (scheduling, workflow tasks, child starts)", f"{temporal:.1f} s", f"{temporal / n:.3f} s"),

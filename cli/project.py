@@ -69,6 +69,7 @@ exclude = []
 # setup_network = true    # the setup may reach package registries; test runs never do
 # setup_timeout = 1800    # the setup's time limit, seconds
 # memory_mb = 4096
+# image = "my-ci-image:1"  # docker backend: run in this local image (it brings the toolchains and bash)
 
 [budgets]
 # run = 3600              # the whole run, seconds
@@ -111,9 +112,7 @@ async def diagnose(root: Path, backend: str | None, workdir: Path) -> tuple[bool
     lines = [f"configuration: {config_file or 'none (detected defaults)'}"]
     sb = config.sandbox
     settings = SandboxSettings(backend=backend or sb.backend or "auto", timeout_s=sb.timeout or 600,
-                               **{k: v for k, v in (("setup_network", sb.setup_network),
-                                                     ("setup_timeout_s", sb.setup_timeout),
-                                                     ("memory_mb", sb.memory_mb)) if v is not None})
+                               **project_config.sandbox_settings(sb, {}))
     ws = workdir / "workspace"
     await asyncio.to_thread(prep.prepare, str(root), None, "doctor", ws)  # the repository itself is never touched
     plan = plan_tests(ws, language=config.language, framework=config.framework, test_command=config.test_command,

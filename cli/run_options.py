@@ -42,6 +42,8 @@ def _options(
     analysis_only: Annotated[bool, typer.Option("--analysis-only", help="Analyse, do not fix (no API key needed).")] = False,
     sandbox: Annotated[str, typer.Option(help="auto, docker, bwrap or local.")] = "auto",
     network: Annotated[bool, typer.Option("--network", help="Allow network inside the sandbox.")] = False,
+    sandbox_image: Annotated[str | None, typer.Option("--sandbox-image", help="Image the docker sandbox runs in "
+                                                      "(default: Greenloop's own, with the host's toolchains).")] = None,
     timeout: Annotated[int, typer.Option(help="Time limit of one test run, seconds.")] = 600,
     push: Annotated[str | None, typer.Option("--push", metavar="REMOTE",
                                              help="Push the greenloop/<run> branch to this remote of the repository "

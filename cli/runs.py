@@ -83,11 +83,9 @@ def build_request(repo: str, given: set[str] | None = None, **opts) -> FixReques
                           allow_production_edits=not opts.pop("tests_only"),
                           analysis_only=opts.pop("analysis_only"))
         sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
-                                  network=opts.pop("network"))
-        if config is not None:
-            sandbox = sandbox.model_copy(update={k: v for k, v in (
-                ("setup_network", config.sandbox.setup_network), ("setup_timeout_s", config.sandbox.setup_timeout),
-                ("memory_mb", config.sandbox.memory_mb)) if v is not None})
+                                  network=opts.pop("network"), **project_config.sandbox_settings(
+                                      config.sandbox if config is not None else project_config.SandboxConfig(),
+                                      {"image": opts.pop("sandbox_image", None)}))
         return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
     except ValidationError as exc:
         raise invalid_options(exc) from None

@@ -1006,6 +1006,11 @@ def parse(run: RunOutput) -> TestReport:
                 duration_s=t.duration, timed_out=t.timed_out, native_status=t.native,
                 suite=block.binary.label if block.binary else None,
             ))
+    if blocks and all(block.summary is not None for block in blocks):
+        # Each binary's "test result: ok. P passed; F failed; I ignored", for the normalizer to check.
+        report.summary_counts = {
+            status: sum(block.summary[key] for block in blocks)  # type: ignore[index]
+            for status, key in (("passed", "passed"), ("failed", "failed"), ("skipped", "ignored"))}
     report.timed_out = killed or any(t.timed_out for t in report.tests)
     if not report.tests:
         if run.exit_code not in (0, None) or killed:

@@ -5,18 +5,15 @@ recorded in the report so a wrong guess is easy to see and override."""
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
 from greenloop.parsers import registry
+from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT
 from greenloop.parsers.run_output import RunOutput
 from greenloop.runner import js_project
-
-SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-PACKAGE_RUNNER = re.compile(r"^(?:\w+=\S*\s+)*(?:npm|yarn|pnpm)(?:\s+run)?\s+([\w:.-]+)")
 
 
 class Detection(BaseModel):
@@ -129,10 +126,3 @@ def detect(run: RunOutput) -> Detection:
         or Detection(framework="generic", reason="no framework recognised", confidence="low")
     )
 
-
-def command_words(command: str) -> list[str]:
-    """Shell words of a command; falls back to whitespace splitting on bad quoting."""
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()

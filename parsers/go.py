@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 from greenloop.parsers.command import command_words
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.normalize import add
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.go import GoSources, GoTestFlags
 
@@ -65,6 +66,8 @@ TRIVIAL = re.compile(r"^(?:PASS|FAIL|exit status \d+|testing: warning: no tests 
 REDIRECT = re.compile(r"(?:^|\s)(?:1?>|>>|\|\s*tee(?:\s+-a)?)\s*(?P<path>[^\s|;&<>]+)")
 WORD_STATUS = {"PASS": Status.PASSED, "FAIL": Status.FAILED, "SKIP": Status.SKIPPED, "BENCH": Status.PASSED}
 ACTION_STATUS = {"pass": Status.PASSED, "fail": Status.FAILED, "skip": Status.SKIPPED}
+# What a test is when its binary ended while it ran (os.Exit, a crash, out of memory): ``runner.crash`` resumes.
+DIED = "no result (test binary died)"
 MAX_TEST_LINES = 300
 MAX_PKG_LINES = 400
 MAX_MESSAGE_LINES = 40
@@ -554,14 +557,14 @@ def _package_results(pkg: _Package, reader: _Reader, src: GoSources, flags: GoTe
     any_failed = False
     where = src.func_lines(directory)
     for t in pkg.tests.values():
-        status, timed_out = t.status, False
+        status, timed_out, native = t.status, False, None
         if status is None:
             if not t.started:
                 continue
             # Still running when the binary stopped: at a -timeout alarm, when
             # the whole run was killed, or when another test crashed it.
             timed_out = pkg.timeout is not None or killed
-            status = Status.FAILED
+            status, native = Status.FAILED, (None if timed_out else DIED)
         any_failed = any_failed or status == Status.FAILED
         top, sub, _ = t.name.partition("/")
         file, line = where.get(top) or src.func_line(directory, top)
@@ -574,7 +577,7 @@ def _package_results(pkg: _Package, reader: _Reader, src: GoSources, flags: GoTe
         out.append(TestResult(
             id=f"{path}::{t.name}", status=status, file=file, line=line,
             message=_message(t, pkg, timed_out), details=_details(t), duration_s=t.duration,
-            timed_out=timed_out, suite=path,
+            timed_out=timed_out, suite=path, native_status=native,
         ))
     if pkg.result == "fail" and not any_failed:
         lines = [ln for ln in pkg.lines if ln.strip() and not TRIVIAL.match(ln)]
@@ -741,9 +744,7 @@ def _gotestsum_console(reader: _Reader, tests: dict[str, TestResult], src: GoSou
                 src.pkg_dir(f"{module}/{path}") is not None:
             path = f"{module}/{path}"  # gotestsum prints paths relative to the module
         tid = f"{path}::{name}"
-        if tid in tests:
-            continue
         directory = src.pkg_dir(path)
         file, line = src.func_line(directory, name)
-        tests[tid] = TestResult(id=tid, status=WORD_STATUS[word], file=file, line=None if "/" in name else line,
-                                suite=path)
+        add(tests, TestResult(id=tid, status=WORD_STATUS[word], file=file, line=None if "/" in name else line,
+                              suite=path))

@@ -15,8 +15,10 @@ from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.json_report import first_json_object, read_json_file
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.normalize import add
 from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
-from greenloop.parsers.source.js import JSTestIndex, SourceTest, import_line, iter_listable
+from greenloop.parsers.source.js import import_line
+from greenloop.parsers.source.js_tests import JSTestIndex, SourceTest, iter_listable
 
 # --------------------------------------------------------------------------- runner helpers
 # Shared by the Jest and Vitest parsers: both are node CLIs with the same
@@ -161,9 +163,11 @@ class ResultSet:
 
     def add(self, file: str | None, path: tuple[str, ...], title: str, status: Status, *,
             native: str | None = None, message: str | None = None, details: str | None = None,
-            line: int | None = None, duration: float | None = None, timed_out: bool = False) -> TestResult:
+            line: int | None = None, duration: float | None = None, timed_out: bool = False,
+            supersede: bool = False) -> TestResult:
         """Record one test; its file and line come from the sources when the
-        output does not give them."""
+        output does not give them. A test read before is merged with this
+        reading (parsers/normalize.py), or replaced by it with ``supersede``."""
         test_id = self.sep.join((*path, title))
         src = self.js.find(file, path, title)
         if file is None and src is not None:
@@ -175,8 +179,10 @@ class ResultSet:
         timed_out = timed_out or bool(status == Status.FAILED and message and self.timeout.search(message))
         result = TestResult(id=test_id, status=status, file=file, line=line, message=message, details=details,
                             duration_s=duration, native_status=native, suite=file, timed_out=timed_out)
-        self.results[(file, test_id)] = result
-        return result
+        if supersede:
+            self.results[(file, test_id)] = result
+            return result
+        return add(self.results, result, (file, test_id))
 
     def add_errored(self, file: str | None, test_id: str, message: str | None, details: str | None,
                     line: int | None) -> TestResult:
@@ -185,8 +191,7 @@ class ResultSet:
             line = import_line(self.js.index, file, message)
         result = TestResult(id=test_id, status=Status.ERRORED, file=file, line=line, message=message,
                             details=details, suite=file)
-        self.results[(file, test_id)] = result
-        return result
+        return add(self.results, result, (file, test_id))
 
     def has_tests(self, file: str | None) -> bool:
         return any(f == file and r.status != Status.ERRORED for (f, _), r in self.results.items())

@@ -14,7 +14,10 @@ with a space. Mapping:
   from running are not reported (Mocha does not report them either);
 * a spec file that cannot be loaded (``Exception during run``, a
   SyntaxError before any test ran) -> one errored entry keyed by the file,
-  ``build_error``.
+  ``build_error``;
+* a spec/list run that ends without its summary (a test called
+  ``process.exit``, crashed or ran out of memory): the first test after the
+  last one reported fails with native status ``DIED``.
 
 Reporters that do not print every test (dot, min, progress...) print the
 failures by full title and the pass/pending/fail counts; the other tests
@@ -44,10 +47,11 @@ from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import (
     IMPORTED_FROM,
+    JS_SUFFIXES,
     import_line,
     importers_of,
 )
-from greenloop.parsers.source.js_suites import JS_FILE_SUFFIXES, SpecIndex, SpecNode, iter_nodes
+from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"
@@ -67,6 +71,8 @@ OUTPUT_RE = [
 SEP = " "
 # Reporters that print each test as it ends: on a killed run, the test after
 # the last one printed was the one running.
+# What a test is when Mocha's process ended while it ran (``runner.crash`` resumes the run after it).
+DIED = "no result (Mocha died)"
 PER_TEST_REPORTERS = {"spec", "list", "tap", "json-stream", "doc", "markdown"}
 HOOK_RE = re.compile(r'"(before all|before each|after all|after each)" hook\b')
 HOOK_FOR_RE = re.compile(r'hook(?:: .*?)? for "(.*)"$', re.S)
@@ -187,8 +193,10 @@ class _Parser:
             entries = self.from_json_stream()
         elif rep == "tap":
             entries = self.from_tap()
+        from_tree = False  # read from the spec/list reporter's tree
         if entries is None:
             entries = self.from_console()
+            from_tree = bool(entries) and rep in ("spec", "list")
             if not entries and rep not in ("tap", "json", "xunit"):
                 # A reporter set where we cannot see it (.mocharc.js): try
                 # the machine-readable formats on stdout.
@@ -207,6 +215,9 @@ class _Parser:
             else:
                 self.report.warnings.append(
                     f"the run was killed by timeout and the {rep} reporter does not say which test was running")
+        elif from_tree and not self.report.build_error and \
+                not any(SUMMARY_RE.match(line) for line in self.run.all_lines()):
+            self.hanging_test(died=True)  # the process ended inside a test
         self.report.timed_out = self.report.timed_out or any(t.timed_out for t in self.report.tests)
         failing = sum(t.status in (Status.FAILED, Status.ERRORED) for t in self.report.tests)
         if self.report.tests and not self.report.build_error and not self.run.killed_by_timeout \
@@ -223,14 +234,15 @@ class _Parser:
     def _other_formats(self) -> list[_Entry] | None:
         """JSON, TAP or xunit found on stdout although the command did not
         ask for them; the attempts leave no trace when they find nothing."""
-        saved = (list(self.report.sources), list(self.report.warnings))
+        saved = (list(self.report.sources), list(self.report.warnings), dict(self.report.summary_counts))
         for attempt in (self.from_json_stdout, self.from_tap, self.from_xunit_stdout):
             self.report.sources = [x for x in saved[0] if x != "console"]
             self.report.warnings = list(saved[1])
+            self.report.summary_counts = dict(saved[2])
             got = attempt()
             if got:
                 return got
-        self.report.sources, self.report.warnings = saved
+        self.report.sources, self.report.warnings, self.report.summary_counts = saved
         return None
 
     # ------------------------------------------------------------------ mapping
@@ -403,12 +415,10 @@ class _Parser:
         return failed + rest
 
     def _check_counts(self, entries: list[_Entry], counts: dict[str, int]) -> None:
-        got = {"passing": sum(e.status == "passed" for e in entries),
-               "pending": sum(e.status == "pending" for e in entries),
-               "failing": sum(e.status == "failed" for e in entries)}
-        for k, v in counts.items():
-            if got.get(k) != v:
-                self.report.warnings.append(f"Mocha counted {v} {k} but {got.get(k)} were read")
+        """Mocha's passing/pending/failing counts, for the normalizer to check
+        (a failing hook is counted among the failures and is an errored entry)."""
+        names = {"passing": "passed", "pending": "skipped", "failing": "failed+errored"}
+        self.report.summary_counts = {names[k]: v for k, v in counts.items() if k in names}
 
     # ------------------------------------------------------------------ tests from the sources
 
@@ -497,7 +507,7 @@ class _Parser:
                 if isinstance(spec, list) else []
         recursive = "--recursive" in self.words or cfg.get("recursive") is True
         exts = tuple("." + e.lstrip(".") for e in option_values(self.words, "--extension")) or (".js", ".cjs", ".mjs")
-        files = self.index.files(JS_FILE_SUFFIXES)
+        files = self.index.files(JS_SUFFIXES)
         out: list[str] = []
         for spec in specs or ["./test"]:
             spec = (self.rel(spec) or spec).rstrip("/")
@@ -513,16 +523,27 @@ class _Parser:
         ignore = [glob_regex(self.rel(i) or i) for i in option_values(self.words, "--ignore", "--exclude")]
         return [f for f in out if not any(r.fullmatch(f) for r in ignore)]
 
-    def hanging_test(self) -> None:
-        """The test running when coreutils ``timeout`` killed Mocha: the
-        first runnable test after the last one reported, in run order."""
+    def hanging_test(self, died: bool = False) -> None:
+        """The test running when coreutils ``timeout`` killed Mocha, or when
+        Mocha's process ended without its summary (``died``: a test called
+        ``process.exit``, crashed or ran out of memory): the first runnable
+        test after the last one reported, in run order (``--grep`` applied)."""
         reported = {t.id for t in self.report.tests}
-        order = [n for f in self.spec_files() for n in mocha_order(self.specs.tree(f))]
+        grep, invert = self._grep(), "--invert" in self.words or "-i" in self.words
+        order = [n for f in self.spec_files() for n in mocha_order(self.specs.tree(f))
+                 if grep is None or (grep.search(_chain_full(n) or "") is None) == invert]
         last = max((k for k, n in enumerate(order) if _chain_full(n) in reported), default=-1)
         for n in order[last + 1:]:
             full = _chain_full(n)
             if n.skipped or full is None or full in reported:
                 continue
+            if died:
+                self.report.tests.append(TestResult(
+                    id=full, status=Status.FAILED, file=n.file, line=n.line, suite=n.file, native_status=DIED,
+                    message=f"Mocha's process ended (exit {self.run.exit_code}) without its summary while this "
+                            "test was running "
+                            "(the test after the last reported one)"))
+                return
             self.report.tests.append(TestResult(
                 id=full, status=Status.FAILED, file=n.file, line=n.line, timed_out=True, suite=n.file,
                 message="the run was killed by timeout while this test was running "

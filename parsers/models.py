@@ -107,6 +107,11 @@ class TestReport(BaseModel):
     detection: str | None = None
     # The end of the output, kept for a human when nothing could be parsed.
     output_tail: str | None = None
+    # What the framework's own summary counted ("5 passed, 2 failed"), in
+    # per-test terms: a status ("passed"), statuses joined with "+"
+    # ("failed+errored") or "total", to a count. The normalizer checks the
+    # tests against it and warns where they differ.
+    summary_counts: dict[str, int] = Field(default_factory=dict)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

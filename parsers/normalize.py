@@ -1,8 +1,14 @@
 """The last step of every parse, whatever the framework: one entry per id,
-file filled in where the id is a project file, the report's timeout flag
-agreeing with its tests, and a report without per-test results saying so
-(with the output's tail for a human). Each rule that changes something
-records a warning, so a parser bug shows instead of hiding.
+file filled in where the id is a project file, the per-test counts checked
+against the framework's own summary, the report's timeout flag agreeing with
+its tests, and a report without per-test results saying so (with the
+output's tail for a human). Each rule that changes something or finds a
+disagreement records a warning, so a parser bug shows instead of hiding.
+
+The merge rule is also the parsers' own: a framework that prints a test in
+its console and writes it to a report (pytest's console and JUnit XML, a
+console beside a JSON report) records both readings through ``add``, so one
+rule decides what the test's entry says.
 """
 
 from __future__ import annotations
@@ -11,12 +17,17 @@ from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 
-# When one id is reported twice, the entry that needs a fix wins.
+# When one test is read twice, the reading that needs a fix wins: a teardown
+# error after a pass or a failure is an error, an XPASS beats the plain pass a
+# JUnit report shows for it.
 RANK = {Status.PASSED: 0, Status.SKIPPED: 1, Status.XFAILED: 2, Status.XPASSED: 3, Status.FAILED: 4,
         Status.ERRORED: 5}
 
 
-def _merge(kept: TestResult, again: TestResult) -> None:
+def merge(kept: TestResult, again: TestResult) -> None:
+    """Fold a second reading of one test into ``kept`` (in place): the worse
+    status wins with its message and details; what ``kept`` lacks (file, line,
+    message, duration...) is taken from ``again``; a timeout in either stays."""
     if RANK[again.status] > RANK[kept.status]:
         kept.status, kept.message, kept.details = again.status, again.message or kept.message, \
             again.details or kept.details
@@ -26,13 +37,48 @@ def _merge(kept: TestResult, again: TestResult) -> None:
     kept.timed_out = kept.timed_out or again.timed_out
 
 
+def add(results: dict, result: TestResult, key: object = None) -> TestResult:
+    """Record ``result`` in ``results`` under ``key`` (its id by default): a
+    new test is added, a test already there is merged (``merge``); returns the
+    entry kept."""
+    key = result.id if key is None else key
+    kept = results.get(key)
+    if kept is None:
+        results[key] = result
+        return result
+    merge(kept, result)
+    return kept
+
+
+def check_totals(report: TestReport) -> None:
+    """Compare the tests with what the framework's summary counted
+    (``report.summary_counts``: a status, statuses joined with ``+``, or
+    ``total``) and say where they differ."""
+    totals = report.totals
+    wrong: list[tuple[str, int, int]] = []
+    for key, said in report.summary_counts.items():
+        names = key.split("+")
+        if key == "total":
+            have = len(report.tests)
+        elif all(n in Status.__members__.values() for n in names):
+            have = sum(getattr(totals, n) for n in names)
+        else:
+            continue
+        if have != said:
+            wrong.append((key, said, have))
+    if wrong:
+        said = ", ".join(f"{n} {k}" for k, n, _ in wrong)
+        have = ", ".join(f"{h} {k}" for k, _, h in wrong)
+        report.warnings.append(f"the {report.framework} summary counted {said}; the per-test results have {have}")
+
+
 def finish(report: TestReport, run: RunOutput) -> TestReport:
     """Apply the rules above to a parser's report (in place) and return it."""
     by_id: dict[str, TestResult] = {}
     twice: list[str] = []
     for t in report.tests:
         if t.id in by_id:
-            _merge(by_id[t.id], t)
+            merge(by_id[t.id], t)
             twice.append(t.id)
         else:
             by_id[t.id] = t
@@ -46,6 +92,7 @@ def finish(report: TestReport, run: RunOutput) -> TestReport:
             rel = index.relative(t.id)
             if rel and index.exists(rel):
                 t.file = rel
+    check_totals(report)
     report.timed_out = report.timed_out or any(t.timed_out for t in report.tests)
     if not report.tests and run.exit_code not in (0, None):
         report.per_test = False

@@ -37,6 +37,7 @@ from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
+from greenloop.parsers.normalize import RANK, add
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.python import dotted_name, module_tree
 
@@ -63,12 +64,6 @@ COUNT_STATUS = {"passed": Status.PASSED, "failed": Status.FAILED, "error": Statu
                 "xpassed": Status.XPASSED}
 JSON_STATUS = {"passed": Status.PASSED, "failed": Status.FAILED, "error": Status.ERRORED,
                "skipped": Status.SKIPPED, "xfailed": Status.XFAILED, "xpassed": Status.XPASSED}
-# Merging two reports of one test keeps the stronger word: a teardown ERROR
-# after PASSED or FAILED is an error (as pytest's JSON report says), an XPASS
-# beats the plain pass JUnit XML shows.
-RANK = {Status.PASSED: 0, Status.SKIPPED: 1, Status.XFAILED: 2, Status.XPASSED: 2,
-        Status.FAILED: 3, Status.ERRORED: 4}
-
 SEP = re.compile(r"^(?P<bar>[=!])(?P=bar)+ (?P<title>.+?) (?P=bar)+$")
 COUNTS = re.compile(r"^(?:=+ )?(?P<body>(?:\d+ [a-z ]+?|no tests ran)(?:, \d+ [a-z ]+?)*) in [\d.]+s"
                     r"(?: \([^)]*\))?(?: =+)?$")
@@ -138,6 +133,11 @@ def _pytest_words(command: str) -> list[str]:
     words = command_words(command)
     return tool_words(words, lambda i, w: w.rsplit("/", 1)[-1] in ("pytest", "py.test", "pytest-3")
                       or (w == "pytest" and i > 0 and words[i - 1] == "-m")) or []
+
+
+def junit_path(command: str) -> str | None:
+    """The JUnit XML file the command asks pytest to write (``--junitxml``), if any."""
+    return _options(_pytest_words(command)).junit or None
 
 
 def _options(words: list[str]) -> _Options:
@@ -1219,14 +1219,8 @@ def _read_json(run: RunOutput, path: str, report: TestReport, found: dict[str, T
 # ---------------------------------------------------------------- merging
 
 def _put(found: dict[str, TestResult], tid: str, status: Status, message: str | None = None) -> TestResult:
-    t = found.get(tid)
-    if t is None:
-        t = found[tid] = TestResult(id=tid, status=status, file=tid.split("::")[0])
-    elif RANK[status] > RANK[t.status]:
-        t.status = status
-    if message and not t.message:
-        t.message = message
-    return t
+    """Record one reading of a test (the shared merge rule of parsers/normalize.py)."""
+    return add(found, TestResult(id=tid, status=status, file=tid.split("::")[0], message=message))
 
 
 def _align(tests: list[_Test], chars: str, c: _Console, teardown: Counter, calls: dict[str, Status],
@@ -1554,11 +1548,10 @@ def parse(run: RunOutput) -> TestReport:
     report.timed_out = report.timed_out or any(t.timed_out for t in report.tests)
     total = c.counts or counts
     if total is not None:
-        mine = Counter(t.status for t in report.tests) + Counter(calls.values())
-        if any(mine[s] < n for s, n in total.items() if s != Status.ERRORED):
-            said = ", ".join(f"{n} {s.value}" for s, n in total.items())
-            got = ", ".join(f"{n} {s.value}" for s, n in mine.items())
-            report.warnings.append(f"pytest counted {said} but the output identifies {got}")
+        # A test whose teardown errored is one errored entry but counted twice
+        # (its call's outcome and the error): errors are left out of the check.
+        teardown = Counter(calls.values())
+        report.summary_counts = {s.value: n - teardown[s] for s, n in total.items() if s != Status.ERRORED}
     if not report.tests and run.exit_code not in (0, 5, None):
         report.per_test = False
         report.output_tail = run.tail()

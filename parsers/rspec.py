@@ -465,21 +465,6 @@ def json_in_stream(chunks: Iterator[str]) -> tuple[dict | None, str | None]:
 
 
 # ============================================================================ parsing
-@dataclass
-class Found:
-    """One example as the outputs describe it, before becoming a TestResult."""
-
-    id: str
-    status: Status
-    file: str | None = None
-    line: int | None = None
-    message: str | None = None
-    details: str | None = None
-    duration_s: float | None = None
-    timed_out: bool = False
-    native_status: str | None = None
-
-
 CONST_TEXT_RE = re.compile(r"^(?:::)?[A-Z]\w*(?:::[A-Z]\w*)*$")
 SPEC_PATH_RE = re.compile(r"^(.+?)(?::(\d+(?::\d+)*)|\[([\d:,]+)\])?$")
 
@@ -550,7 +535,7 @@ class _Parser:
             self.console.feed(line)
         self.console.finish()
 
-        found: list[Found] = []
+        found: list[TestResult] = []
         data = self.json_report()
         found.extend(self.outside_errors(data))
         if data is not None:
@@ -568,9 +553,8 @@ class _Parser:
             if key in seen_ids:
                 continue
             seen_ids.add(key)
-            self.report.tests.append(TestResult(
-                id=f.id, status=f.status, file=f.file, line=f.line, message=f.message, details=f.details,
-                duration_s=f.duration_s, timed_out=f.timed_out, native_status=f.native_status))
+            # Validated again: texts assigned after an entry was made are bounded here.
+            self.report.tests.append(TestResult.model_validate(f.model_dump()))
         self.report.timed_out = self.run.killed_by_timeout or any(t.timed_out for t in self.report.tests)
         if not self.report.tests and self.console.summary is None:
             self.report.warnings.append("no RSpec results found in the output")
@@ -600,8 +584,8 @@ class _Parser:
             return data
         return None
 
-    def from_json(self, data: dict) -> list[Found]:
-        out: list[Found] = []
+    def from_json(self, data: dict) -> list[TestResult]:
+        out: list[TestResult] = []
         failures = {self._fixed_title(e.title)[0]: e for e in self.console.failures}
         pendings = {e.title: e for e in self.console.pending}
         for ex in data.get("examples") or []:
@@ -616,8 +600,8 @@ class _Parser:
                 if node is not None:
                     file, line = file or node.file, line or node.line
             run_time = ex.get("run_time")
-            f = Found(name, Status.PASSED, file, line,
-                      duration_s=float(run_time) if isinstance(run_time, (int, float)) else None)
+            f = TestResult(id=name, status=Status.PASSED, file=file, line=line,
+                           duration_s=float(run_time) if isinstance(run_time, (int, float)) else None)
             exc = ex.get("exception") if isinstance(ex.get("exception"), dict) else None
             pending_message = ex.get("pending_message") if isinstance(ex.get("pending_message"), str) else None
             if status == "failed":
@@ -668,7 +652,7 @@ class _Parser:
         return node is not None and node.pending and not node.skipped
 
     # ------------------------------------------------------------------ errors outside examples
-    def outside_errors(self, data: dict | None) -> list[Found]:
+    def outside_errors(self, data: dict | None) -> list[TestResult]:
         entries = list(self.console.outside)
         if data is not None and isinstance(data.get("messages"), list):
             sub = Console()
@@ -679,7 +663,7 @@ class _Parser:
                         sub.feed(ln)
             known = {e.title for _, e in entries}
             entries += [(f, e) for f, e in sub.outside if e.title not in known]
-        out: list[Found] = []
+        out: list[TestResult] = []
         for loaded, entry in entries:
             message, details, _cls = entry.failure()
             if loaded is not None:
@@ -694,11 +678,11 @@ class _Parser:
                     if line is not None:
                         break
                 self.report.build_error = True
-                out.append(Found(loaded, Status.ERRORED, rel, line, message, details,
-                                 native_status="error occurred while loading"))
+                out.append(TestResult(id=loaded, status=Status.ERRORED, file=rel, line=line, message=message,
+                                      details=details, native_status="error occurred while loading"))
             else:
-                out.append(Found(f"An error occurred {entry.title}".rstrip("."), Status.ERRORED, None, None,
-                                 message, details, native_status="error outside of examples"))
+                out.append(TestResult(id=f"An error occurred {entry.title}".rstrip("."), status=Status.ERRORED,
+                                      message=message, details=details, native_status="error outside of examples"))
         return out
 
     # ------------------------------------------------------------------ console
@@ -708,8 +692,8 @@ class _Parser:
             return title[: -len(" FIXED")], True
         return title, False
 
-    def from_console(self) -> list[Found]:
-        out: list[Found] = []
+    def from_console(self) -> list[TestResult]:
+        out: list[TestResult] = []
         c = self.console
         named: set[str] = set()
         failure_names: dict[int, str] = {}
@@ -718,8 +702,8 @@ class _Parser:
             message, details, cls = entry.failure()
             if fixed and message is None:
                 message = next((ln.strip() for ln in entry.lines if ln.strip()), None)
-            f = Found(name, Status.FAILED, message=message, details=details,
-                      timed_out=bool(cls and TIMEOUT_CLASS_RE.search(cls)),
+            f = TestResult(id=name, status=Status.FAILED, message=message, details=details,
+                           timed_out=bool(cls and TIMEOUT_CLASS_RE.search(cls)),
                       native_status="failed (FIXED)" if fixed else None)
             self.place(f, entry)
             out.append(f)
@@ -727,8 +711,8 @@ class _Parser:
             failure_names[no] = name
         for entry in c.pending:
             xfail = entry.has_failure()
-            f = Found(entry.title, Status.XFAILED if xfail else Status.SKIPPED, message=entry.reason(),
-                      details=_dedent(entry.lines), native_status="pending")
+            f = TestResult(id=entry.title, status=Status.XFAILED if xfail else Status.SKIPPED,
+                           message=entry.reason(), details=_dedent(entry.lines), native_status="pending")
             self.place(f, entry)
             out.append(f)
             named.add(entry.title)
@@ -745,7 +729,7 @@ class _Parser:
             return True
         return self.console.tree.marks > 0 and not self.opts.formatters
 
-    def place(self, f: Found, entry: Entry | None) -> None:
+    def place(self, f: TestResult, entry: Entry | None) -> None:
         """File and line of an example: its definition in the sources, else the
         ``Failed examples`` rerun line, else the location RSpec printed."""
         node = self.node_for(f.id)
@@ -776,7 +760,7 @@ class _Parser:
                     f.file, f.line = self.sources.relative(m.group(1)), int(m.group(2))
                     return
 
-    def from_tree(self, named: set[str], failure_names: dict[int, str]) -> list[Found]:
+    def from_tree(self, named: set[str], failure_names: dict[int, str]) -> list[TestResult]:
         """Passing examples (and, when the run ended before its summary, the
         failed and pending ones) from the documentation formatter's tree."""
         known = set(named) | set(self.by_name()) | {d for _, d in self.console.failed_list}
@@ -786,7 +770,7 @@ class _Parser:
             for i, ch in enumerate(name):
                 if ch == " ":
                     prefixes.add(name[:i])
-        out: list[Found] = []
+        out: list[TestResult] = []
         for ex in self.console.tree.examples:
             if ex.failure_no is not None and ex.failure_no in failure_names:
                 continue
@@ -798,14 +782,14 @@ class _Parser:
             if name in named:
                 continue
             if ex.failure_no is not None:
-                f = Found(name, Status.FAILED)
+                f = TestResult(id=name, status=Status.FAILED)
             elif ex.pending_reason is not None:
                 # No Pending section (the run ended early): the source tells
                 # a `pending` body (expected to fail) from a skip.
                 status = Status.XFAILED if self._pending_body(name) else Status.SKIPPED
-                f = Found(name, status, message=ex.pending_reason, native_status="pending")
+                f = TestResult(id=name, status=status, message=ex.pending_reason, native_status="pending")
             else:
-                f = Found(name, Status.PASSED)
+                f = TestResult(id=name, status=Status.PASSED)
             self.place(f, None)
             out.append(f)
         summary = self.console.summary
@@ -834,7 +818,7 @@ class _Parser:
             parent = part
         return f"{full} {text}"
 
-    def passed_from_sources(self, named: set[str], found: list[Found]) -> list[Found]:
+    def passed_from_sources(self, named: set[str], found: list[TestResult]) -> list[TestResult]:
         """Progress output names no passing example: take them from the spec
         files, filtered like RSpec filters them, checked against the summary."""
         summary = self.console.summary
@@ -855,7 +839,7 @@ class _Parser:
             if len(passed) > want:
                 return []
         self.report.sources.append("spec-sources")
-        return [Found(n.full_text, Status.PASSED, n.file, n.line) for n in passed]
+        return [TestResult(id=n.full_text, status=Status.PASSED, file=n.file, line=n.line) for n in passed]
 
     def _selected(self, node: SpecNode) -> bool:
         """Whether the command's location, id and ``-e`` filters select ``node``."""
@@ -888,7 +872,7 @@ class _Parser:
         return False
 
     # ------------------------------------------------------------------ checks
-    def check_counts(self, found: list[Found], data: dict | None) -> None:
+    def check_counts(self, found: list[TestResult], data: dict | None) -> None:
         summary = self.console.summary
         if data is not None and isinstance(data.get("summary"), dict):
             s = data["summary"]
@@ -902,16 +886,12 @@ class _Parser:
                 self.report.warnings.append("no RSpec summary line ('N examples, N failures'): the run did not finish")
             return
         total, failures, pending, _ = summary
-        examples = [f for f in found if f.status != Status.ERRORED]
-        got_fail = sum(1 for f in examples if f.status == Status.FAILED)
-        got_pend = sum(1 for f in examples if f.status in (Status.SKIPPED, Status.XFAILED))
-        if (len(examples), got_fail, got_pend) != (total, failures, pending):
-            self.report.warnings.append(
-                f"RSpec counted {total} examples, {failures} failures, {pending} pending; "
-                f"parsed {len(examples)}, {got_fail}, {got_pend}")
+        # Examples only: errors outside of examples are errored entries of their own.
+        self.report.summary_counts = {"passed+failed+skipped+xfailed+xpassed": total, "failed": failures,
+                                      "skipped+xfailed": pending}
 
     # ------------------------------------------------------------------ killed runs
-    def hanging(self, found: list[Found]) -> list[Found]:
+    def hanging(self, found: list[TestResult]) -> list[TestResult]:
         """A run killed by ``timeout``: the example that was running is the
         one after the last that finished, in definition order (RSpec may
         still print a summary, counting it). Progress dots are mapped onto the
@@ -921,7 +901,7 @@ class _Parser:
             return []
         order = [n for n in self.specs.examples(self.run_files()) if self._selected(n)]
         names = [n.full_text if n.known else None for n in order]
-        extra: list[Found] = []
+        extra: list[TestResult] = []
         if self.doc_mode():
             last = self.tree_names[-1] if self.tree_names else None
             done = names.index(last) + 1 if last in names else len(self.tree_names)
@@ -931,13 +911,14 @@ class _Parser:
             for node, ch in zip(order, self.console.progress):
                 status = {".": Status.PASSED, "F": Status.FAILED, "*": Status.SKIPPED}[ch]
                 if node.known and node.full_text not in have:
-                    extra.append(Found(node.full_text, status, node.file, node.line))
+                    extra.append(TestResult(id=node.full_text, status=status, file=node.file, line=node.line))
         if done < len(order) and order[done].known:
             node = order[done]
             extra = [f for f in extra if f.id != node.full_text]
             found[:] = [f for f in found if f.id != node.full_text]
-            extra.append(Found(node.full_text, Status.FAILED, node.file, node.line, timed_out=True,
-                               message="the run was killed by timeout while this example was running"))
+            extra.append(TestResult(id=node.full_text, status=Status.FAILED, file=node.file, line=node.line,
+                                    timed_out=True,
+                                    message="the run was killed by timeout while this example was running"))
         else:
             self.report.warnings.append("the run was killed; could not tell which example was running")
         return extra

@@ -369,9 +369,10 @@ def parse(run: RunOutput) -> TestReport:
         or any(t.timed_out for t in report.tests)
         or any("timeout in the fork" in p for p in console.problems)
     )
-    counted = sum(1 for t in report.tests if t.native_status != "compilation error")
-    if console.totals and sum(console.totals) != counted and not missing:
-        report.warnings.append(f"Surefire counted {sum(console.totals)} tests, the reports list {counted}")
+    if console.totals and not missing:
+        # Surefire does not count the compilation errors listed as entries.
+        uncounted = sum(1 for t in report.tests if t.native_status == "compilation error")
+        report.summary_counts["total"] = sum(console.totals) + uncounted
     if not report.tests and not console.saw_tests and not compile_errors.errors:
         report.warnings.append("no Surefire test output or report found")
         report.output_tail = run.tail()

@@ -5,13 +5,23 @@ What is installed, from the project's manifests:
 
 - the project itself (when it is a package: ``pyproject.toml`` with a build
   system or ``[project]``, or ``setup.py``), with its extras named
-  test/tests/testing/dev (``[project.optional-dependencies]``, ``setup.cfg``'s
+  test/tests/testing (``[project.optional-dependencies]``, ``setup.cfg``'s
   ``extras_require``, ``setup.py``);
 - PEP 735 ``[dependency-groups]`` with those names (``include-group`` followed);
-- Poetry's and PDM's dev/test groups; ``uv.lock`` exported as exact pins;
+- Poetry's and PDM's test groups; ``uv.lock`` exported as exact pins;
 - tox's ``[testenv] deps``;
-- ``requirements*.txt`` and ``requirements/*.txt`` (documentation ones left out);
+- the base requirements files (``requirements.txt``, ``requirements/base.txt``...)
+  and those named for tests (``requirements-test*.txt``, ``requirements/test*.txt``);
 - pytest, when the suite runs under pytest and nothing above brought it.
+
+``dev`` extras, groups and requirement files are the fallback: installed only
+when the project names nothing for tests (a ``dev`` extra often pulls linters,
+type checkers and release tools the tests never use). Documentation and lint
+requirement files are never installed.
+
+The interpreter is the newest system one (``python3.X`` on PATH, or the one
+behind Greenloop) that satisfies the project's ``requires-python``; when none
+does, the setup fails and says which versions were found.
 
 The project is installed from a copy staged in the environment's directory,
 never editable from the workspace: the environment is shared by every run,
@@ -23,6 +33,7 @@ its import roots (``src/`` or the top level) go first on ``PYTHONPATH``.
 from __future__ import annotations
 
 import configparser
+import os
 import re
 import shlex
 import subprocess
@@ -31,9 +42,14 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.projectenv.models import Recipe
 
-TEST_NAMES = ("test", "tests", "testing", "dev")
+TEST_NAMES = ("test", "tests", "testing")
+DEV_NAMES = ("dev",)  # installed only when nothing is named for tests
 LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
 MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile", *LOCKFILES)
 SCM_PLUGINS = re.compile(r"setuptools[_-]scm|hatch-vcs|pdm-backend.*scm|versioningit|dunamai", re.IGNORECASE)
@@ -68,6 +84,72 @@ def base_python() -> str:
     return str(Path(getattr(sys, "_base_executable", sys.executable)).resolve())
 
 
+PYTHON_NAME = re.compile(r"^python3\.\d+$")
+
+
+@cache
+def interpreters() -> tuple[tuple[str, str], ...]:
+    """The system interpreters a project's virtualenv can be made from, as
+    (version, path): every ``python3.X`` on PATH and the one behind Greenloop,
+    newest first; virtualenvs' links resolve to the interpreter behind them."""
+    paths = [base_python()]
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        paths += [os.path.join(folder, n) for n in sorted(names) if PYTHON_NAME.match(n)]
+    found: dict[str, str] = {}
+    for path in dict.fromkeys(str(Path(p).resolve()) for p in paths):
+        version = _version((path, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"))
+        if re.fullmatch(r"\d+\.\d+\.\d+", version) and os.access(path, os.X_OK):
+            found.setdefault(version, path)
+    return tuple(sorted(found.items(), key=lambda vp: Version(vp[0]), reverse=True))
+
+
+def requires_python(root: Path, data: dict) -> tuple[str, str] | None:
+    """The project's Python constraint and where it says it: ``requires-python``,
+    Poetry's ``python`` dependency, ``python_requires`` of setup.cfg/setup.py."""
+    spec = data.get("project", {}).get("requires-python")
+    if isinstance(spec, str) and spec.strip():
+        return spec.strip(), "pyproject.toml's requires-python"
+    poetry = (data.get("tool", {}).get("poetry", {}).get("dependencies") or {}).get("python")
+    if isinstance(poetry, str) and poetry.strip() and "||" not in poetry:
+        return ",".join(poetry_constraint(p) for p in poetry.split(",")), "Poetry's python dependency"
+    for name, pattern in (("setup.cfg", r"^python_requires\s*=\s*(.+?)\s*$"),
+                          ("setup.py", r"python_requires\s*=\s*['\"]([^'\"]+)['\"]")):
+        f = root / name
+        if f.is_file():
+            m = re.search(pattern, f.read_text(encoding="utf-8", errors="replace"), re.MULTILINE)
+            if m:
+                return m.group(1), f"{name}'s python_requires"
+    return None
+
+
+def choose_interpreter(constraint: tuple[str, str] | None,
+                       found: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """The newest of ``found`` (version, path) that satisfies ``constraint``
+    (specifier, where it is said); a ``setup_failed`` error naming what was
+    found when none does."""
+    if constraint is None:  # the interpreter behind Greenloop
+        return next(((v, p) for v, p in found if p == base_python()), (found or (("unknown", base_python()),))[0])
+    spec_text, where = constraint
+    try:
+        spec = SpecifierSet(spec_text)
+    except InvalidSpecifier:
+        raise GreenloopError(f"the project's Python requirement `{spec_text}` ({where}) is not a valid "
+                             "version specifier", kind=ErrorKind.SETUP_FAILED, requires_python=spec_text,
+                             suggestion="correct it (e.g. `>=3.9`), then run again") from None
+    for version, path in found:
+        if spec.contains(version, prereleases=True):
+            return version, path
+    have = ", ".join(f"{v} ({p})" for v, p in found) or "none"
+    raise GreenloopError(
+        f"no Python here satisfies the project's `{spec_text}` ({where}); this worker has: {have}",
+        kind=ErrorKind.SETUP_FAILED, requires_python=spec_text, found=[v for v, _ in found],
+        suggestion="install a python3.X that satisfies it on the worker's PATH, or relax the requirement")
+
+
 @cache
 def _version(argv: tuple[str, ...]) -> str:
     try:
@@ -76,16 +158,41 @@ def _version(argv: tuple[str, ...]) -> str:
         return ""
 
 
-def toolchain() -> str:
+def toolchain(interpreter: tuple[str, str] | None = None) -> str:
+    """What the environment is built with: the interpreter's version and path, and uv's (or pip)."""
+    version, path = interpreter or choose_interpreter(None, interpreters())
     uv = uv_binary()
-    return f"python {_version((base_python(), '-c', 'import sys; print(sys.version.split()[0])'))}; " + (
-        _version((uv, "--version")) if uv else "pip")
+    return f"python {version} ({path}); " + (_version((uv, "--version")) if uv else "pip")
+
+
+# Words in a requirements file's name that say what it is for.
+BASE_FILES = {"requirements", "base", "common", "main", "core", "default", "install", "runtime", "prod",
+              "production"}
+TEST_FILE_WORDS = {"test", "tests", "testing", "ci"}
+DEV_FILE_WORDS = {"dev", "develop", "development"}
+NEVER_FILE_WORDS = {"doc", "docs", "documentation", "lint", "linting", "linters", "typing", "mypy", "style",
+                    "release", "publish"}
+
+
+def _file_words(rel: str) -> set[str]:
+    stem = rel.lower().removesuffix(".txt").replace("/", "-")
+    return set(re.split(r"[-_.]+", stem)) - {""}
 
 
 def requirement_files(root: Path) -> list[str]:
-    found = [*root.glob("*requirements*.txt"), *root.glob("requirements/*.txt")]
-    return sorted({p.relative_to(root).as_posix() for p in found
-                   if p.is_file() and "doc" not in p.name.lower()})
+    """The requirements files the tests need: the base ones and those named for
+    tests; the ``dev`` ones when none is; every other one (but documentation
+    and lint) when none is named either way."""
+    found = sorted({p.relative_to(root).as_posix() for p in
+                    [*root.glob("*requirements*.txt"), *root.glob("requirements/*.txt")] if p.is_file()})
+    found = [f for f in found if not _file_words(f) & NEVER_FILE_WORDS]
+    base = [f for f in found if f == "requirements.txt" or
+            (f.startswith("requirements/") and _file_words(f) - {"requirements"} <= BASE_FILES)]
+    for words in (TEST_FILE_WORDS, DEV_FILE_WORDS):
+        chosen = [f for f in found if f not in base and _file_words(f) & words]
+        if chosen:
+            return sorted(base + chosen)
+    return found
 
 
 def manifests(root: Path) -> list[str]:
@@ -102,8 +209,8 @@ def installable(root: Path, data: dict) -> bool:
     return "build-system" in data or "project" in data
 
 
-def extras(root: Path, data: dict) -> list[str]:
-    """The project's extras named like test dependencies."""
+def all_extras(root: Path, data: dict) -> set[str]:
+    """Every extra the project declares (pyproject, setup.cfg, setup.py)."""
     names: set[str] = set(data.get("project", {}).get("optional-dependencies", {}) or {})
     cfg = root / "setup.cfg"
     if cfg.is_file():
@@ -119,11 +226,32 @@ def extras(root: Path, data: dict) -> list[str]:
         text = setup.read_text(encoding="utf-8", errors="replace")
         if "extras_require" in text:
             names |= set(re.findall(r"""['"]([\w.-]+)['"]\s*:\s*\[""", text))
-    return sorted(n for n in names if _normalize(n) in TEST_NAMES)
+    return names
 
 
-def dependency_groups(data: dict) -> list[str]:
-    """Requirements of the PEP 735 groups named like test dependencies (includes followed)."""
+def all_groups(data: dict) -> set[str]:
+    """Every dependency group: PEP 735's, Poetry's (its old ``dev-dependencies`` is ``dev``), PDM's."""
+    tool = data.get("tool", {})
+    poetry = tool.get("poetry", {})
+    return {*(data.get("dependency-groups") or {}), *(poetry.get("group") or {}),
+            *(["dev"] if poetry.get("dev-dependencies") else []), *(tool.get("pdm", {}).get("dev-dependencies") or {})}
+
+
+def wanted_names(root: Path, data: dict) -> tuple[str, ...]:
+    """The extra and group names whose dependencies the tests need: test/tests/testing,
+    or dev when the project names none of its extras or groups for tests."""
+    declared = {_normalize(n) for n in all_extras(root, data) | all_groups(data)}
+    return TEST_NAMES if declared & set(TEST_NAMES) else DEV_NAMES
+
+
+def extras(root: Path, data: dict) -> list[str]:
+    """The project's extras the tests need (``wanted_names``)."""
+    wanted = wanted_names(root, data)
+    return sorted(n for n in all_extras(root, data) if _normalize(n) in wanted)
+
+
+def dependency_groups(data: dict, wanted: tuple[str, ...] = TEST_NAMES) -> list[str]:
+    """Requirements of the PEP 735 groups named ``wanted`` (includes followed)."""
     groups = {_normalize(k): v for k, v in (data.get("dependency-groups") or {}).items()}
     out: list[str] = []
 
@@ -136,7 +264,7 @@ def dependency_groups(data: dict) -> list[str]:
                 if inc not in seen:
                     walk(inc, (*seen, inc))
 
-    for g in TEST_NAMES:
+    for g in wanted:
         walk(g, (g,))
     return list(dict.fromkeys(out))
 
@@ -160,12 +288,13 @@ def poetry_constraint(spec: str) -> str:
     return spec
 
 
-def poetry_groups(data: dict) -> list[str]:
-    """Poetry's dev/test dependency groups as PEP 508 requirements (path and git ones left out)."""
+def poetry_groups(data: dict, wanted: tuple[str, ...] = TEST_NAMES) -> list[str]:
+    """Poetry's dependency groups named ``wanted`` (its old ``dev-dependencies`` is
+    ``dev``) as PEP 508 requirements (path and git ones left out)."""
     poetry = data.get("tool", {}).get("poetry", {})
-    tables = [poetry.get("dev-dependencies") or {}]
+    tables = [poetry.get("dev-dependencies") or {}] if "dev" in wanted else []
     tables += [(poetry.get("group", {}).get(g) or {}).get("dependencies") or {}
-               for g in poetry.get("group", {}) if _normalize(g) in TEST_NAMES]
+               for g in poetry.get("group", {}) if _normalize(g) in wanted]
     out = []
     for table in tables:
         for name, spec in table.items():
@@ -182,9 +311,9 @@ def poetry_groups(data: dict) -> list[str]:
     return out
 
 
-def pdm_groups(data: dict) -> list[str]:
+def pdm_groups(data: dict, wanted: tuple[str, ...] = TEST_NAMES) -> list[str]:
     groups = data.get("tool", {}).get("pdm", {}).get("dev-dependencies") or {}
-    return [r for g, reqs in groups.items() if _normalize(g) in TEST_NAMES for r in reqs
+    return [r for g, reqs in groups.items() if _normalize(g) in wanted for r in reqs
             if isinstance(r, str) and not r.startswith("-e")]
 
 
@@ -244,20 +373,24 @@ def recipe(root: Path, framework: str) -> Recipe:
     """How to build the virtualenv for the project at ``root``."""
     data = pyproject(root)
     found = manifests(root)
+    constraint = requires_python(root, data)
+    version, interpreter = choose_interpreter(constraint, interpreters())
+    wanted = wanted_names(root, data)
     uv = uv_binary()
     q = shlex.quote
     if uv:
-        make = f"{q(uv)} venv --quiet --python {q(base_python())} venv"
+        make = f"{q(uv)} venv --quiet --python {q(interpreter)} venv"
         install = f"{q(uv)} pip install --python ../venv/bin/python"
     else:
-        make = f"{q(base_python())} -m venv venv"
+        make = f"{q(interpreter)} -m venv venv"
         install = "../venv/bin/python -m pip install --disable-pip-version-check"
     said: list[str] = []
+    on = f"; Python {version}" + (f", the newest here that satisfies `{constraint[0]}`" if constraint else "")
     lines = [make, "cd project"]
     project_extras = extras(root, data)
     package = installable(root, data)
     if uv and (root / "uv.lock").is_file() and package:
-        groups = [g for g in (data.get("dependency-groups") or {}) if _normalize(g) in TEST_NAMES]
+        groups = [g for g in (data.get("dependency-groups") or {}) if _normalize(g) in wanted]
         flags = " ".join([*(f"--extra {q(e)}" for e in project_extras), *(f"--group {q(g)}" for g in groups)])
         lines.append(f"{q(uv)} export --frozen --no-hashes --no-emit-project --quiet {flags} -o ../locked.txt")
         lines.append(f"{install} -r ../locked.txt")
@@ -272,7 +405,7 @@ def recipe(root: Path, framework: str) -> Recipe:
         for f in requirement_files(root):
             args.append(f"-r {q(f)}")
             said.append(f)
-        extra_reqs = dependency_groups(data) + poetry_groups(data) + pdm_groups(data) + [
+        extra_reqs = dependency_groups(data, wanted) + poetry_groups(data, wanted) + pdm_groups(data, wanted) + [
             r for r in tox_deps(root) if not r.startswith("-r")]
         tox_files = [r.split(None, 1)[-1].removeprefix("-r").strip() for r in tox_deps(root) if r.startswith("-r")]
         for f in tox_files:
@@ -281,7 +414,7 @@ def recipe(root: Path, framework: str) -> Recipe:
                 said.append(f)
         if extra_reqs:
             args += [q(r) for r in extra_reqs]
-            said.append(f"{len(extra_reqs)} test/dev group requirement(s)")
+            said.append(f"{len(extra_reqs)} {'/'.join(wanted)} group requirement(s)")
         if args:
             lines.append(f"{install} {' '.join(args)}")
     if framework == "pytest":
@@ -292,6 +425,7 @@ def recipe(root: Path, framework: str) -> Recipe:
                      if m in ("pyproject.toml", "setup.py", "setup.cfg"))
     if SCM_PLUGINS.search(texts) and not (root / "PKG-INFO").is_file():
         env["SETUPTOOLS_SCM_PRETEND_VERSION"] = "0.0.0"  # the staged copy has no VCS history to read
-    return Recipe(ecosystem="python", manifests=found, toolchain=toolchain(), script=lines, stage_tree=True,
+    return Recipe(ecosystem="python", manifests=found, toolchain=toolchain((version, interpreter)), script=lines,
+                  stage_tree=True,
                   env=env, path_first=["venv/bin"], import_roots=import_roots(root, data),
-                  reason="a virtualenv with " + (", ".join(said) or "nothing but the interpreter"))
+                  reason="a virtualenv with " + (", ".join(said) or "nothing but the interpreter") + on)

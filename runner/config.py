@@ -25,6 +25,20 @@ class SandboxConfig(BaseModel):
     setup_network: bool | None = None  # the setup phase may reach package registries (default: yes)
     setup_timeout: int | None = Field(default=None, ge=1)
     memory_mb: int | None = Field(default=None, ge=64)
+    # The image the docker backend runs in, instead of Greenloop's own (which shows the host's toolchains).
+    image: str | None = Field(default=None, min_length=1)
+
+
+# Sandbox keys of the file -> the run's ``SandboxSettings`` fields.
+SANDBOX_SETTINGS = {"setup_network": "setup_network", "setup_timeout": "setup_timeout_s", "memory_mb": "memory_mb",
+                    "image": "image"}
+
+
+def sandbox_settings(sandbox: SandboxConfig, given: dict[str, Any]) -> dict[str, Any]:
+    """``SandboxSettings`` fields from the file's ``[sandbox]`` where ``given`` (the
+    command line's values, None when not given) says nothing; flags override the file."""
+    out = {field: getattr(sandbox, key) for key, field in SANDBOX_SETTINGS.items() if getattr(sandbox, key) is not None}
+    return {**out, **{k: v for k, v in given.items() if v is not None}}
 
 
 class BudgetsConfig(BaseModel):

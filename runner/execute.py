@@ -77,18 +77,22 @@ def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> T
     return parse(run, framework)
 
 
-async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, why: str, workspace: Path,
-                         out_dir: Path, settings: SandboxSettings, heartbeat: Callable[[str], None]) -> TestReport:
+async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, why: str | None,
+                         scopes: list[str | None], workspace: Path, out_dir: Path, settings: SandboxSettings,
+                         heartbeat: Callable[[str], None]) -> TestReport:
     """A process died inside the run (out of memory, a crash): fail the test it died in,
     keep the other results, run the tests that never ran (see ``runner.crash``)."""
-    message = crash.explain(why, test, settings.memory_mb)
-    if not crash.runner_died(test):  # a child process died; the runner reported every test
-        crash.mark_victims(report, why, message)
-        report.warnings.insert(0, f"{message} ({test.command})")
+    early = why is None and crash.exited_early(plan.framework, test, workspace)
+    message = crash.explain(crash.EXITED if early else why or crash.CRASH, test, settings.memory_mb)
+    if not scopes:
+        if why is not None and not crash.runner_died(test):  # a child process died; the runner reported every test
+            crash.mark_victims(report, why, message)
+            report.warnings.insert(0, f"{message} ({test.command})")
+        else:  # keeps what the output holds; the test it died in cannot be named
+            report.warnings.insert(0, f"{message} ({test.command}); the test it died in cannot be named")
         return report
-    if plan.framework != "pytest":  # keeps what the output holds; the test it died in cannot be named
-        report.warnings.insert(0, f"{message} ({test.command}); the test it died in cannot be named")
-        return report
+
+    crash.prepare(plan.framework, workspace)
 
     async def again(command: str, folder: Path) -> ExecResult:
         reports = workspace / REPORT_DIR
@@ -96,9 +100,8 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
         reports.mkdir(parents=True, exist_ok=True)
         return await _exec(command, workspace, folder, settings, heartbeat, plan.environment)
 
-    report = await crash.resume_pytest(test.command, report, why, test, again,
-                                       lambda ex: _read(ex, workspace, out_dir, plan.framework), out_dir,
-                                       settings.memory_mb)
+    report = await crash.resume(plan, report, test, again, lambda ex: _read(ex, workspace, out_dir, plan.framework),
+                                out_dir, settings.memory_mb, workspace.resolve())
     report.warnings.insert(0, f"{message} ({test.command})")
     return report
 
@@ -143,8 +146,10 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
             suggestion="install the project's dependencies, or give --test-command",
         )
     report = _read(test, workspace, out_dir, plan.framework)
-    if why := crash.died(test):
-        report = await _one_test_died(plan, test, report, why, workspace, out_dir, settings, heartbeat)
+    crash.mark_isolated(plan.framework, report, test, settings.memory_mb)
+    why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test, workspace)
+    if why or scopes:
+        report = await _one_test_died(plan, test, report, why, scopes, workspace, out_dir, settings, heartbeat)
     if not report.output_tail and not (report.tests and report.per_test):  # what a person reads instead
         report.output_tail = _output_end(test, 1500) or None
     if test.timed_out:

@@ -303,18 +303,25 @@ def _alternation(patterns: list[str]) -> str:
     return patterns[0] if len(patterns) == 1 else "^(?:" + "|".join(p[1:-1] for p in patterns) + ")$"
 
 
+def title_pattern(titles: list[str]) -> str:
+    """A JavaScript regex matching exactly these full titles."""
+    return _alternation([_js_regex(t) for t in titles])
+
+
 def _go_run_pattern(name: str) -> str:
     # go test -run splits on '/' and matches each level as its own regex.
     return "/".join("^" + re.escape(part) + "$" for part in name.split("/"))
 
 
-def _go_package_dir(test: TestResult) -> str:
+def go_package_dir(test: TestResult) -> str:
+    """The folder of a go test's package, as ``go test`` takes it (``./sub``, or ``.``)."""
     if test.file and "/" in test.file:
         return "./" + test.file.rsplit("/", 1)[0]
     return "."
 
 
-def _cargo_binary_flag(binary: str | None) -> str:
+def cargo_binary_flag(binary: str | None) -> str:
+    """cargo's flag that runs only the test binary a result's suite label names (empty: unknown)."""
     if not binary:
         return ""
     if binary == "doc-tests" or binary.startswith("Doc-tests"):
@@ -393,7 +400,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
             inv.options.append("-v")
         return [q(t) for t in dict.fromkeys(_unittest_target(i) for i in ids)]
     if fw == "go":
-        dirs = {_go_package_dir(t) for t in tests}
+        dirs = {go_package_dir(t) for t in tests}
         names = [i.partition("::")[2] for i in ids]
         if len(dirs) > 1:
             raise GreenloopError("cannot select go tests of several packages at once; run them one by one",
@@ -414,7 +421,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
             pattern = _go_run_pattern(t.id.partition("::")[2])
         return ["-run", q(pattern), q(dirs.pop())]
     if fw == "cargo-test":
-        binaries = {_cargo_binary_flag(t.suite) for t in tests}
+        binaries = {cargo_binary_flag(t.suite) for t in tests}
         if len(binaries) > 1:
             raise GreenloopError("cannot select cargo tests of several test binaries at once",
                                  kind=ErrorKind.VALIDATION_ERROR, framework=fw)
@@ -426,7 +433,7 @@ def _selector(fw: str, tests: list[TestResult], inv: Invocation, plan_default: b
         pattern = _alternation([_js_regex(" ".join(i.split(sep))) for i in ids])
         return [*_files(tests, inv), "-t", q(pattern)]
     if fw == "mocha":
-        return [*_files(tests, inv), "--grep", q(_alternation([_js_regex(i) for i in ids]))]
+        return [*_files(tests, inv), "--grep", q(title_pattern(ids))]
     if fw == "node-test":
         # node:test matches each level's name; repeated patterns are alternatives.
         patterns = [f"--test-name-pattern={q(_js_regex(i.split(' > ')[-1]))}" for i in dict.fromkeys(ids)]

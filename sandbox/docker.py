@@ -36,7 +36,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.sandbox import images, pool
 from greenloop.sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
 from greenloop.sandbox.environment import is_secret
-from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits, Mount
+from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits, Mount, SandboxSettings
 from greenloop.sandbox.process import Finished, free_bytes, result, strike
 from greenloop.settings import settings
 
@@ -70,6 +70,10 @@ class Spec(BaseModel):
     disk_mb: int
     network: bool
     mounts: list[Mount] = []  # more host directories, at their own paths
+    # A configured image (``SandboxSettings.image``): it brings its own system and
+    # toolchains; its containers idle under docker's init and are never pooled
+    # (the reset between runs needs Greenloop's Python inside).
+    own_image: bool = False
 
     def key(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
@@ -154,13 +158,18 @@ def _grant(name: str, dir_fd: int | None, gid: int) -> None:
 
 
 def spec_for(workdir: Path, limits: Limits, mounts: list[Mount] | None = None) -> Spec:
-    """The container spec for a run in ``workdir``, its image built if need be."""
-    toolchain = images.toolchain(images.toolchain_for(workdir))
+    """The container spec for a run in ``workdir``: Greenloop's image of its
+    toolchain (built if need be), or the image the run's settings name."""
     uid, gid = images.sandbox_user(workdir)
-    image = images.ensure_image(toolchain.name, uid, gid, client=_client())
+    own = limits.image if isinstance(limits, SandboxSettings) else None
+    if own:
+        toolchain, image = images.toolchain_of_image(own), images.local_image(own, client=_client())
+    else:
+        toolchain = images.toolchain(images.toolchain_for(workdir))
+        image = images.ensure_image(toolchain.name, uid, gid, client=_client())
     st = os.stat(workdir)
     return Spec(image=image, toolchain=toolchain, workdir=str(workdir), workdir_inode=f"{st.st_dev}:{st.st_ino}",
-                uid=uid, gid=gid,
+                uid=uid, gid=gid, own_image=bool(own),
                 memory_mb=limits.memory_mb, cpus=limits.cpus, pids=limits.pids, tmpfs_mb=limits.tmpfs_mb,
                 disk_mb=limits.disk_mb, network=limits.network, mounts=mounts or [])
 
@@ -178,9 +187,11 @@ def start_container(spec: Spec, role: str = "run") -> pool.Box:
     # would need the iptables NAT that CI's engine runs without.
     host = api.create_host_config(
         binds=binds, mounts=mounts or None, network_mode="host" if spec.network else "none", read_only=True,
-        tmpfs={"/tmp": f"size={spec.tmpfs_mb}m,mode=1777,nosuid,nodev",
+        # /tmp is executable, as in bubblewrap: toolchains build and run their test binaries there (go test).
+        tmpfs={"/tmp": f"size={spec.tmpfs_mb}m,mode=1777,nosuid,nodev,exec",
                "/dev/shm": f"size={min(spec.tmpfs_mb, 256)}m,mode=1777,nosuid,nodev"},
         cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=mem, memswap_limit=mem,
+        init=spec.own_image or None,  # docker's init reaps orphans where Greenloop's reaper cannot run
         nano_cpus=int(spec.cpus * 1e9), pids_limit=spec.pids, ipc_mode="private",
         # The largest file a command may write (the whole-filesystem watch is in ``_exec``); no core dumps.
         ulimits=[docker.types.Ulimit(name="fsize", soft=spec.disk_mb * 2**20, hard=spec.disk_mb * 2**20),
@@ -188,8 +199,9 @@ def start_container(spec: Spec, role: str = "run") -> pool.Box:
     )
     python = os.path.realpath(sys.executable)
     user = f"{spec.uid}:{spec.gid}"
+    idle = ["sleep", "infinity"] if spec.own_image else [python, "-I", "-S", "-c", pool.IDLE]
     c = api.create_container(
-        spec.image, command=[python, "-I", "-S", "-c", pool.IDLE], user=user, working_dir=spec.workdir,
+        spec.image, command=idle, user=user, working_dir=spec.workdir,
         host_config=host, network_disabled=not spec.network, stop_signal="SIGKILL",
         labels={pool.LABEL: role, pool.OWNER_LABEL: pool.owner(), pool.KEY_LABEL: spec.key()},
     )
@@ -326,6 +338,7 @@ async def run(command: str, workdir: Path, env: dict[str, str], limits: Limits, 
             for m in spec.mounts:
                 if m.writable:
                     await asyncio.to_thread(grant_workspace, Path(m.path), spec.gid)
+        use_pool = use_pool and not spec.own_image
         if use_pool:
             box = await asyncio.to_thread(warm_pool().acquire, spec.key(), lambda: start_container(spec, "pool"))
         else:

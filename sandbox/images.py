@@ -97,6 +97,43 @@ def toolchain(name: str) -> Toolchain:
     return Toolchain(name=name, mounts=mounts, masked=masked, env=env, path=path)
 
 
+def toolchain_of_image(image: str) -> Toolchain:
+    """What a configured image's sandbox sees of the host: Greenloop's own
+    interpreter trees (the setup's uv lives there) and GREENLOOP_SANDBOX_RO,
+    never the host's system trees: the image brings its own."""
+    mounts: list[str] = []
+    for p in (sys.prefix, sys.base_prefix, *extra_ro()):
+        real = os.path.realpath(p)
+        if os.path.exists(real) and real != "/" and not real.startswith("/usr/") and real not in mounts:
+            mounts.append(real)
+    mounts = [m for m in mounts if not any(m != o and m.startswith(o + "/") for o in mounts)]
+    return Toolchain(name=f"image {image}", mounts=mounts, masked=[], env={}, path=[])
+
+
+def local_image(image: str, client: docker.APIClient | None = None) -> str:
+    """``image`` when the engine has it (pulled if a registry serves it); a typed error naming it otherwise."""
+    api = client or docker.APIClient(version="auto", timeout=60)
+    try:
+        api.inspect_image(image)
+        return image
+    except docker.errors.ImageNotFound:
+        pass
+    except docker.errors.DockerException as exc:
+        raise GreenloopError(f"cannot inspect the sandbox image {image}: {exc}", kind=ErrorKind.PERMISSION_ERROR,
+                             image=image) from exc
+    try:
+        repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
+        api.pull(repo, tag=tag)
+        api.inspect_image(image)
+        return image
+    except docker.errors.DockerException as exc:
+        raise GreenloopError(
+            f"the sandbox image {image} is not on this docker engine and could not be pulled: {str(exc)[:300]}",
+            kind=ErrorKind.VALIDATION_ERROR, image=image,
+            suggestion="build or load it on the worker's engine (docker build / docker load), "
+                       "or remove sandbox.image / --sandbox-image") from exc
+
+
 def toolchain_for(workdir: os.PathLike[str] | str) -> str:
     """The toolchain for the project in ``workdir``, from its detected
     language; ``base`` (system trees and Python) when none fits."""

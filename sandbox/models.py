@@ -49,6 +49,9 @@ class SandboxSettings(Limits):
     # unless ``network`` says so.
     setup_network: bool = True
     setup_timeout_s: int = Field(default=1800, ge=1)
+    # The docker backend's image (a local one: no registry is reached); None: Greenloop's own,
+    # which shows the host's toolchains. Other backends run on the host's root and ignore it.
+    image: str | None = None
 
 
 class ExecResult(BaseModel):

@@ -1,32 +1,64 @@
-"""The fixer's tool-use conversation driven by the workflow (the pattern of
+"""The roles' tool-use conversations driven by the workflow (the pattern of
 Temporal's AI agent samples): each model call is an activity, and so is each
 turn's set of tool calls, all on the worker that holds the workspace (the
 conversation's messages and tool results stay in a file there; the history
-carries costs, stop reasons and tool names). A worker lost mid-conversation
-loses at most the model call in flight; the usage of every completed call is
-handed to ``on_usage`` as it comes, so it is counted even if the test's
-worker is lost later."""
+carries costs, stop reasons and tool names). The analyzer and the fixer share
+one loop (``converse``); only how a conversation begins and what it comes to
+differ. A worker lost mid-conversation loses at most the model call in flight;
+the usage of every completed call is handed to ``on_usage`` as it comes, so it
+is counted even if the test's worker is lost later."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from greenloop.activities import analysis as analysis_acts
     from greenloop.activities import conversation as conv_acts
     from greenloop.workflows.host import host_activity
     from greenloop.workflows.models import (
+        AnalysisNote,
+        AnalysisStart,
+        AnalyzeInput,
+        FinishAnalysisInput,
         FinishFixInput,
         FixInput,
         FixProposal,
         FixRequest,
+        LLMSettings,
         ModelTurnResult,
         ToolsInput,
         TurnInput,
         Usage,
+        Workspace,
     )
     from greenloop.workflows.options import llm_options, quick_options
+
+
+async def converse(turn_activity: Any, tools_activity: Any, ws: Workspace, ref: str, llm: LLMSettings,
+                   request: FixRequest, on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
+    """Converse until the model stops calling tools, runs out of turns (``llm.max_tool_turns``)
+    or of its budget (``llm.budget_usd``, for this conversation alone): why it stopped
+    (the last stop reason, ``"max_turns"`` or ``"budget"``) and what all its calls cost."""
+    hb = request.heartbeat_timeout_s
+    used, stop = Usage(), "max_turns"
+    for turn in range(1, llm.max_tool_turns + 1):
+        step: ModelTurnResult = await host_activity(
+            turn_activity, TurnInput(workspace=ws, ref=ref, turn=turn, llm=llm), ws, request, llm_options(hb))
+        used = used + step.usage
+        on_usage(step.usage)
+        if not step.tool_calls:
+            stop = step.stop
+            break
+        if llm.budget_usd is not None and used.cost_usd >= llm.budget_usd:
+            stop = "budget"
+            break
+        await host_activity(tools_activity, ToolsInput(workspace=ws, ref=ref, turn=turn), ws, request,
+                            quick_options(hb))
+    return stop, used
 
 
 async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Callable[[Usage], None]) -> FixProposal:
@@ -37,21 +69,26 @@ async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Calla
     if start.proposal is not None:
         return start.proposal
     assert start.ref is not None
-    used, stop = Usage(), "max_turns"
-    for turn in range(1, fix.llm.max_tool_turns + 1):
-        step: ModelTurnResult = await host_activity(
-            conv_acts.fixer_turn, TurnInput(workspace=ws, ref=start.ref, turn=turn, llm=fix.llm), ws, request,
-            llm_options(hb))
-        used = used + step.usage
-        on_usage(step.usage)
-        if not step.tool_calls:
-            stop = step.stop
-            break
-        if fix.llm.budget_usd is not None and used.cost_usd >= fix.llm.budget_usd:
-            stop = "budget"
-            break
-        await host_activity(conv_acts.fixer_tools, ToolsInput(workspace=ws, ref=start.ref, turn=turn), ws, request,
-                            quick_options(hb))
+    stop, used = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, ws, start.ref, fix.llm, request,
+                                on_usage)
     proposal: FixProposal = await host_activity(
         conv_acts.finish_fix, FinishFixInput(fix=fix, ref=start.ref, stop=stop), ws, request, quick_options(hb))
     return proposal.model_copy(update={"usage": used})
+
+
+async def analyzer_conversation(inp: AnalyzeInput, request: FixRequest,
+                                on_usage: Callable[[Usage], None]) -> AnalysisNote:
+    """The pattern analysis of the failure, then the analyzer's conversation (read-only
+    tools) until it answers, runs out of turns or of its budget; the analysis note
+    with its findings (``usage``: the whole conversation's)."""
+    ws, hb = inp.workspace, request.heartbeat_timeout_s
+    start: AnalysisStart = await host_activity(analysis_acts.start_analysis, inp, ws, request, quick_options(hb))
+    if start.ref is None:  # analysis only: no model asked
+        return start.note
+    stop, used = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, ws, start.ref, inp.llm, request,
+                                on_usage)
+    note: AnalysisNote = await host_activity(
+        analysis_acts.finish_analysis,
+        FinishAnalysisInput(workspace=ws, test_id=inp.test_id, note=start.note, ref=start.ref, stop=stop),
+        ws, request, quick_options(hb))
+    return note.model_copy(update={"usage": used})

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.activities import fixing as fixing_acts
     from greenloop.activities import testing as testing_acts
     from greenloop.workflows.control import ANSWER_HINT, parse_answer, shown
-    from greenloop.workflows.conversation import fixer_conversation
+    from greenloop.workflows.conversation import analyzer_conversation, fixer_conversation
     from greenloop.workflows.host import HostLost, host_activity
     from greenloop.workflows.models import (
         AnalysisNote,
@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         FixInput,
         FixOneTestInput,
         FixOneTestResult,
+        FixProposal,
         FixState,
         FixStatusView,
         LLMSettings,
@@ -62,6 +63,8 @@ STEPS = {
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
     "finish_fix": "the fixer failed",
+    "start_analysis": "the analysis failed", "analyzer_turn": "the analysis failed",
+    "analyzer_tools": "the analysis failed", "finish_analysis": "the analysis failed",
 }
 
 
@@ -73,6 +76,8 @@ def failed_step(exc: ActivityError) -> str:
     return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
 # The patch that made the fixer's conversation a sequence of activities (histories from before replay).
 FIXER_CONVERSATION = "fixer-conversation"
+# The patch that made the analyzer's conversation a sequence of activities too.
+ANALYZER_CONVERSATION = "analyzer-conversation"
 
 
 @workflow.defn
@@ -291,13 +296,10 @@ class FixOneTestWorkflow:
         self._attempt_started = workflow.now().timestamp()
 
         self._set(FixState.ANALYZING)
-        note: AnalysisNote = await host_activity(
-            analysis_acts.analyze_failure,
-            AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                         failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm()),
-            inp.workspace, inp.request, llm_options(inp.request.heartbeat_timeout_s),
-        )
-        self._usage = self._usage + note.usage
+        analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
+                                     failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm())
+        note: AnalysisNote = await self._conversation(ANALYZER_CONVERSATION, analyzer_conversation,
+                                                      analysis_acts.analyze_failure, analyze_input)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
         if self._out_of_money():
@@ -309,13 +311,8 @@ class FixOneTestWorkflow:
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
                              attempts=self._attempts[:-1], llm=self._llm())
-        if workflow.patched(FIXER_CONVERSATION):
-            # The fixer's conversation, one activity per model call (its usage counted call by call).
-            proposal = await fixer_conversation(fix_input, inp.request, self._count)
-        else:  # a run started before: its whole conversation was one activity
-            proposal = await host_activity(fixing_acts.propose_fix, fix_input, inp.workspace, inp.request,
-                                           llm_options(inp.request.heartbeat_timeout_s))
-            self._count(proposal.usage)
+        proposal: FixProposal = await self._conversation(FIXER_CONVERSATION, fixer_conversation,
+                                                         fixing_acts.propose_fix, fix_input)
         record.usage = record.usage + proposal.usage
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
@@ -370,6 +367,17 @@ class FixOneTestWorkflow:
         elif verdict.verdict is Verdict.REGRESSION:
             self._regressions_prevented += 1
         return verdict.verdict, False
+
+    async def _conversation(self, patch: str, driven: Any, whole: Any, arg: Any) -> Any:
+        """A role's conversation: driven by this workflow, one activity per model call
+        (its usage counted call by call); in a run started before ``patch``, the
+        ``whole`` conversation one activity, as it was then."""
+        if workflow.patched(patch):
+            return await driven(arg, self._inp.request, self._count)
+        result = await host_activity(whole, arg, self._inp.workspace, self._inp.request,
+                                     llm_options(self._inp.request.heartbeat_timeout_s))
+        self._count(result.usage)
+        return result
 
     async def _validate(self, number: int) -> tuple[Verdict, str]:
         """The test alone first; the whole suite only when it passes."""

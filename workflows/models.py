@@ -510,6 +510,22 @@ class FinishFixInput(BaseModel):
     stop: str
 
 
+class AnalysisStart(BaseModel):
+    """The pattern analysis of a failure (no LLM) and, unless the run is analysis
+    only, the analyzer's conversation begun on the host (``ref``: its file there)."""
+
+    note: AnalysisNote
+    ref: str | None = None
+
+
+class FinishAnalysisInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    note: AnalysisNote  # the pattern analysis, which the conversation's findings complete
+    ref: str
+    stop: str
+
+
 class AcceptedChange(BaseModel):
     """One accepted fix as the history holds it, in the order it entered the run
     workspace: the edit set applied in place, or the patch a merge applied."""

@@ -20,7 +20,7 @@ from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from tests.cli.test_run import DEMO, SCENARIO, greenloop
 from tests.conftest import REPO
-from tests.workflows.conftest import demo_repo, fix_request, scripted  # noqa: F401 - fixtures
+from tests.workflows.conftest import fix_request
 
 FAILING = ["tests/test_cart.py::test_add_same_sku_merges_quantities", "tests/test_cart.py::test_discount",
            "tests/test_money.py::test_format_whole_euros"]

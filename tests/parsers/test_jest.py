@@ -2,7 +2,7 @@
 stdout or --outputFile, with and without locations), jest-junit (paths from
 env vars and package.json), suites that fail to run, -t filters, todo,
 test.failing, hook errors, timeouts, test.each, and bad input. Also the JS
-source scanner the Jest and Vitest parsers share (parsers/source/js.py).
+source scanner every JavaScript parser shares (parsers/source/js_tests.py).
 
 Outputs are written from Jest's documented formats for a small 'ledger'
 project, not copied from the corpus."""
@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import jest
+from greenloop.parsers import jest, parse
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.js import collect_tests, format_title, tokenize
+from greenloop.parsers.source.js import format_title, tokenize
+from greenloop.parsers.source.js_tests import collect_tests
 from tests.parsers.helpers import by_id, write_files
 
 LEDGER_TEST = """const { Ledger } = require('../src/ledger');
@@ -220,8 +221,8 @@ Tests:       8 skipped, 2 passed, 10 total
 
 def test_summary_mismatch_is_a_warning(tmp_path: Path) -> None:
     stderr = CONSOLE_DEFAULT.replace("4 passed, 10 total", "5 passed, 11 total")
-    report = jest.parse(_run(_project(tmp_path), stderr=stderr))
-    assert any("summary line" in w for w in report.warnings)
+    report = parse(_run(_project(tmp_path), stderr=stderr), "jest")
+    assert any("the jest summary counted 5 passed; the per-test results have 4 passed" in w for w in report.warnings)
 
 
 def test_suite_that_fails_to_run_is_one_errored_entry(tmp_path: Path) -> None:
@@ -450,14 +451,14 @@ def test_output_detection() -> None:
     assert found is not None and found.framework == "jest"
 
 
-# --------------------------------------------------------------------------- parsers.source.js
+# --------------------------------------------------------------------------- parsers.source.js_tests
 
 
 def test_scanner_ignores_comments_strings_and_regexes() -> None:
     ft = collect_tests("s.test.js", SYNC_TEST, "jest")
     assert [(t.path, t.title, t.line) for t in ft.tests] == [
         (("sync",), "pulls entries", 6), (("sync",), "pushes entries", 10)]
-    assert ft.suites[0].hooks == frozenset({"beforeAll"})
+    assert ft.suites[0].hooks == frozenset({"before all"})
 
 
 def test_scanner_handles_templates_and_dynamic_titles() -> None:

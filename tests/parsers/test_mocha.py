@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import mocha
+from greenloop.parsers import mocha, parse
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source import js_suites
+from greenloop.parsers.source import js_tests
 from tests.parsers.helpers import statuses
 
 SPEC = """\
@@ -191,8 +191,8 @@ def test_min_reporter_with_grep_keeps_only_matching_tests(project: Path) -> None
 
 def test_count_mismatch_is_a_warning(project: Path) -> None:
     out = "\n  9 passing (2ms)\n"
-    report = mocha.parse(run(project, "mocha --reporter dot --grep totals", out, exit_code=0))
-    assert any("9 passing" in w for w in report.warnings)
+    report = parse(run(project, "mocha --reporter dot --grep totals", out, exit_code=0), "mocha")
+    assert any("the mocha summary counted 9 passed;" in w for w in report.warnings)
 
 
 def test_list_reporter_full_titles(project: Path) -> None:
@@ -485,7 +485,7 @@ def test_scanner_expands_tables_and_knows_pending_calls() -> None:
         "  it('no body');\n"
         "});\n"
     )
-    nodes = list(js_suites.iter_nodes(js_suites.scan_spec("t.js", src, "mocha")))
+    nodes = list(js_tests.iter_nodes(js_tests.scan_spec("t.js", src, "mocha")))
     tests = [n for n in nodes if n.kind == "test"]
     assert [n.title for n in tests] == ["row a", "row b", "num 1", "num 2", None, "inside", "no body"]
     assert tests[4].pattern is not None and tests[4].matches("dynamic 1700000000")

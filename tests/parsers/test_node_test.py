@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import node_test
+from greenloop.parsers import node_test, parse
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
 from tests.parsers.helpers import statuses
@@ -487,8 +487,8 @@ def test_killed_spec_run_guesses_the_next_test(project: Path) -> None:
 
 def test_counter_mismatch_warns(project: Path) -> None:
     spec = "✔ empty cart totals zero (0.5ms)\nℹ tests 3\n"
-    report = node_test.parse(run(project, "node --test --test-reporter=spec", spec, exit_code=0))
-    assert any("counted 3 tests" in w for w in report.warnings)
+    report = parse(run(project, "node --test --test-reporter=spec", spec, exit_code=0), "node-test")
+    assert any("summary counted 3 total; the per-test results have 1 total" in w for w in report.warnings)
 
 
 def test_default_reporter_is_sniffed(project: Path) -> None:

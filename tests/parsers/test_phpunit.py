@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import phpunit
+from greenloop.parsers import parse, phpunit
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
@@ -496,8 +496,8 @@ def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
 
 def test_ok_summary_cross_check_warns_on_mismatch(tmp_path: Path) -> None:
     out = BANNER + "..  2 / 2 (100%)\n\nTime: 00:00.003, Memory: 6.00 MB\n\nOK (3 tests, 3 assertions)\n"
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=0))
-    assert any("counted 3 tests" in w for w in report.warnings)
+    report = parse(run_of(tmp_path, out, exit_code=0), "phpunit")
+    assert any("summary counted 3 total; the per-test results have 0 total" in w for w in report.warnings)
 
 
 def test_command_and_output_patterns() -> None:

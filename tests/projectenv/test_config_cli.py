@@ -37,6 +37,7 @@ API_TOKEN = "kept out by the sandbox"
 backend = "bwrap"
 timeout = 90
 setup_network = false
+image = "greenloop-test/ci:1"
 
 [budgets]
 run = 1200
@@ -56,11 +57,23 @@ def test_greenloop_toml_is_parsed_and_flags_override_it(tmp_path):
     assert request.single_test_command == "python -m pytest {id}" and request.framework == "pytest"
     assert request.run_budget_s == 1200 and request.llm.budget_usd == 1.5
     assert request.sandbox.timeout_s == 90 and request.sandbox.setup_network is False
+    assert request.sandbox.image == "greenloop-test/ci:1"  # the effective value travels in the run's input
     assert request.env == {"FEATURE": "on", "API_TOKEN": "kept out by the sandbox"}
     assert request.exclude == ["tests/flaky_*", "tests/slow*"]
     assert request.config_file == str(tmp_path / "greenloop.toml")
     # ...and the flags where they were.
     assert request.max_attempts == 5 and request.sandbox.backend == "local"
+
+
+def test_the_sandbox_image_flag_overrides_the_file_and_is_absent_by_default(tmp_path):
+    write(tmp_path, {"greenloop.toml": TOML})
+    request = build_request(str(tmp_path), {"sandbox_image"}, **{**CLI_DEFAULTS, "sandbox_image": "mine:2"})
+    assert request.sandbox.image == "mine:2"
+    (tmp_path / "plain").mkdir()
+    assert build_request(str(tmp_path / "plain"), set(), **CLI_DEFAULTS).sandbox.image is None
+    from greenloop.cli.main import app
+
+    assert "--sandbox-image" in CliRunner().invoke(app, ["run", "--help"], terminal_width=200).output
 
 
 def test_tool_greenloop_in_pyproject_is_read(tmp_path):
@@ -73,6 +86,7 @@ def test_tool_greenloop_in_pyproject_is_read(tmp_path):
     ("framework = [", "not valid TOML"),
     ("tset_command = 'x'", "tset_command: Extra inputs are not permitted"),
     ("[sandbox]\nbackend = 'vm'", "sandbox.backend"),
+    ("[sandbox]\nimage = ''", "sandbox.image"),
 ])
 def test_a_bad_configuration_is_a_typed_error_naming_the_key(tmp_path, text, problem):
     write(tmp_path, {"greenloop.toml": text})

@@ -20,6 +20,7 @@ from pathlib import Path
 import docker.errors
 import pytest
 
+from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.sandbox import docker as backend
 from greenloop.sandbox import images, pool
 from greenloop.sandbox.environment import sandbox_env
@@ -361,3 +362,58 @@ async def test_a_workspace_made_again_at_the_same_path_gets_a_fresh_container(ap
     second = await run(api, "echo $HOSTNAME; echo here > f", ws, tmp_path / "two", pooled=True)
     assert second.stdout_head.split()[0] != first.stdout_head.split()[0]
     assert (ws / "f").read_text() == "here\n"  # written to the new directory, not the deleted one
+
+
+def _image_of_host_bash(api, tag: str) -> str:
+    """A local image of bash, sleep and their libraries copied from the host, and a marker file."""
+    import io
+    import tarfile
+
+    files: set[str] = set()
+    for binary in ("/bin/bash", "/bin/sleep", "/bin/cat"):
+        real = os.path.realpath(binary)
+        files.add(real)
+        ldd = subprocess.run(["ldd", real], capture_output=True, text=True, check=True).stdout
+        files.update(part for line in ldd.splitlines() for part in line.split() if part.startswith("/"))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        names = {(f"bin/{n}", os.path.realpath(f"/bin/{n}")) for n in ("bash", "sleep", "cat")}
+        names |= {(name.lstrip("/"), os.path.realpath(path)) for path in files
+                  for name in (path, os.path.realpath(path))}
+        for arcname, real in sorted(dict(names).items()):
+            tar.add(real, arcname=arcname)
+        for d in ("tmp", "proc", "sys", "dev", "etc"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755
+            tar.addfile(info)
+        data = b"the project's own image\n"
+        info = tarfile.TarInfo("etc/greenloop-test-image")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    repo, version = tag.split(":")
+    api.import_image_from_data(buf.getvalue(), repository=repo, tag=version)
+    return tag
+
+
+async def test_a_configured_image_is_the_one_the_command_runs_in(api, tmp_path):
+    from greenloop.sandbox.models import SandboxSettings
+
+    tag = _image_of_host_bash(api, "greenloop-test-own-image:1")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data.txt").write_text("from the workspace\n")
+    settings = SandboxSettings(backend="docker", image=tag, timeout_s=30, memory_mb=256, pids=128, tmpfs_mb=64)
+    try:
+        done = await backend.run("cat /etc/greenloop-test-image data.txt; test -e /usr/bin/python3 || echo no-host-usr",
+                                 ws, sandbox_env("/tmp"), settings, tmp_path / "out", lambda _: None)
+        out = Path(done.stdout_path).read_text()
+        assert done.exit_code == 0, (out, Path(done.stderr_path).read_text())
+        # The image's own file, the workspace mounted, and none of the host's system trees.
+        assert out.splitlines() == ["the project's own image", "from the workspace", "no-host-usr"]
+        assert not containers_for(api, ws.resolve())  # never pooled: removed after the run
+        with pytest.raises(GreenloopError) as caught:
+            await backend.run("true", ws, sandbox_env("/tmp"), settings.model_copy(update={"image": "greenloop-no:such"}),
+                              tmp_path / "out2", lambda _: None)
+        assert "greenloop-no:such" in caught.value.message and caught.value.kind is ErrorKind.VALIDATION_ERROR
+    finally:
+        api.remove_image(tag, force=True)

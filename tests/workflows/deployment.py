@@ -19,7 +19,9 @@ from greenloop.server.client import queue_pollers
 # ``greenloop ARGS`` in a process that, with KILL_AT set, SIGKILLs itself once (KILLED_MARKER
 # records it) at that moment of the work: a machine dying half-way through an edit set
 # (KILL_AT=apply_edits: right after the first file of the workspace is written) or a
-# merge (KILL_AT=merge_worktree: the fix is in the workspace, the merge not recorded).
+# merge (KILL_AT=merge_worktree: the fix is in the workspace, the merge not recorded), or
+# with a model call in flight (KILL_AT=analyzer_turn: the analyzer's second call answered by
+# the provider, its answer not yet saved).
 # The hook lives here, in the tests, not in the product.
 GREENLOOP = Path(sys.executable).parent / "greenloop"
 DYING_GREENLOOP = """
@@ -58,6 +60,18 @@ elif kill_at == "merge_worktree":
         return outcome
 
     worktree.merge = merge_then_die
+elif kill_at == "analyzer_turn":
+    from greenloop.activities import conversation
+
+    call = conversation.model_turn
+
+    async def answered_then_die(client, settings, system, allow_edits, messages):
+        step = await call(client, settings, system, allow_edits, messages)
+        if not allow_edits and len(messages) == 3:  # the analyzer (no edit tools), its second call
+            die()
+        return step
+
+    conversation.model_turn = answered_then_die
 from greenloop.cli.main import app
 
 sys.argv[0] = "greenloop"

@@ -20,12 +20,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
+from temporalio.worker import Replayer
 
 from greenloop.activities import testing as testing_acts
 from greenloop.runner.plan import SuitePlan
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, RunSummary, SandboxSettings, SuiteInput, Workspace
 from tests.workflows.conftest import DEMO, drive, fix_request, replays, wait_for_view
@@ -291,6 +295,72 @@ async def test_a_conversation_interrupted_by_a_kill_resumes_at_the_next_model_ca
     assert (ws / "shop/cart.py").read_text().count("self.lines[sku] = (price, old + qty)") == 1
     # Every completed model call is counted (the analyzer's and the fixer's three); the lost one is not.
     assert summary.usage.calls == 4
+
+
+async def test_an_analyzer_conversation_interrupted_by_a_kill_resumes_at_the_next_model_call(
+        temporal_env, demo_repo, scripted, tmp_path):
+    """The analyzer reads a file, then answers; the worker dies with that second call
+    in flight (answered, the answer not saved), comes back (same disk, same host
+    queue), and the conversation goes on from that call: its first call and its
+    tool calls are not made again, and only completed calls are counted."""
+    sc = yaml.safe_load(SCENARIO.read_text())
+    sc["rules"][:0] = [
+        {"trigger": {"role": "analyzer", "turn": 1}, "response": {
+            "text": "Reading the cart.", "tool_calls": [{"name": "read_file", "input": {"path": "shop/cart.py"}}]}},
+        {"trigger": {"role": "analyzer", "turn": 2}, "response": {"text": "discount() returns the discount."}},
+    ]
+    server = scripted(sc)
+    client = temporal_env.client
+    address, queue = client.service_client.config.target_host, f"resume-{uuid.uuid4().hex[:6]}"
+    marker = tmp_path / "crashed"
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "scripted-test-key",
+           "KILL_AT": "analyzer_turn", "KILLED_MARKER": str(marker)}
+    root = tmp_path / "hosts"
+    victim = FAILING[1]
+    [first] = start_hosts(["one"], root, address, queue, env)
+    second: list[Host] = []
+    try:
+        await wait_polling(client, [first])
+        request = request_for(demo_repo, tmp_path, select=[victim])
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"resume-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue)
+        assert first.proc is not None
+        await asyncio.wait_for(asyncio.to_thread(first.proc.wait), timeout=180)  # it dies on its own
+        second = start_hosts(["one"], root, address, queue, env)  # the same machine, back with its disk
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=240)
+    finally:
+        stop_hosts([first, *second])
+
+    def calls(role: str) -> list[int]:
+        return [r.turn for r in server.requests if r.role == role]
+
+    assert marker.read_text() == "analyzer_turn"
+    assert calls("analyzer") == [1, 2, 2]  # only the call in flight was made again
+    assert calls("fixer") == [1, 2]
+    assert summary.fixed == [victim] and not any("rebuilt" in n for n in summary.notes)
+    ws = second[0].run_dir(handle.id) / "workspace"
+    old, new = FIXES["shop/cart.py"][1]
+    assert (ws / "shop/cart.py").read_text() == (DEMO / "shop/cart.py").read_text().replace(old, new)
+    assert (ws / "shop/money.py").read_text() == (DEMO / "shop/money.py").read_text()
+    # The analyzer's findings (from the call made again) reached the fixer.
+    assert "discount() returns the discount." in server.requests[-2].body["messages"][0]["content"][0]["text"]
+    # Every completed model call is counted (two of the analyzer's, two of the fixer's); the lost one is not.
+    assert summary.usage.calls == 4
+    child = client.get_workflow_handle(child_id(handle.id, victim))
+    history = await child.fetch_history()
+    started = {}
+    for e in history.events:
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            started[e.event_id] = [e.activity_task_scheduled_event_attributes.activity_type.name]
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started[e.activity_task_started_event_attributes.scheduled_event_id].append(
+                e.activity_task_started_event_attributes.attempt)
+    analyzer = [v for v in started.values() if v[0].startswith(("start_analysis", "analyzer_", "finish_analysis"))]
+    # One activity per model call: the second call's activity ran twice (its first worker died).
+    assert analyzer == [["start_analysis", 1], ["analyzer_turn", 1], ["analyzer_tools", 1], ["analyzer_turn", 2],
+                        ["finish_analysis", 1]]
+    await replays(client, handle)
+    await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
 
 
 async def test_a_local_path_no_surviving_worker_sees_fails_saying_so(temporal_env, scripted, tmp_path):

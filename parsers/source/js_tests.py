@@ -1,47 +1,66 @@
-"""describe/it/test trees of JavaScript spec files, for Mocha and node:test.
+"""describe/it/test trees of JavaScript/TypeScript test files: the one
+scanner and title evaluator behind Jest, Vitest, Mocha and node:test.
 
-Both runners use describe/it (node:test also ``test()`` and ``t.test()``
-subtests) with before/after hooks, and both name tests by their enclosing
-titles. The scanner walks the tokens of parsers/source/js.py and evaluates
-the little JavaScript that table-driven tests use (literal arrays and
+All four runners define tests by calling ``describe``/``it``/``test`` (and
+their aliases) with a title and a callback, and name a test by its enclosing
+titles plus its own. The scanner walks the tokens of parsers/source/js.py and
+evaluates the little JavaScript that titles and table-driven tests use:
+strings, template literals and ``+`` concatenation; literal arrays and
 objects, ``const`` bindings, ``for...of``/``for...in``/counting loops,
-``forEach``/``map``), so a title built in a loop is known exactly; a title
-it cannot know becomes a pattern. Hooks, ``.skip``/``.only``/``.todo``,
-``{ skip: ... }`` options and ``this.skip()`` calls are recorded per node.
+``forEach``/``map``; ``.each``/``.for`` tables (arrays, constants holding
+them, tagged-template tables) with the runner's printf/``$name`` title
+formatting and the callback's parameters bound per row. A title it cannot
+know becomes a pattern. Per node it records hooks, ``.skip``/``.only``/
+``.todo``/``.failing``/``.fails``, ``skipIf``/``runIf`` with a knowable
+condition, ``{ skip, todo, only }`` options and ``this.skip()``/``t.skip()``.
+
+Two views read the trees: ``SpecIndex`` (Mocha, node:test: nodes with their
+parents) and ``JSTestIndex`` (Jest, Vitest: each test as its describe path and
+title, with what its modifiers imply).
 """
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.source.js import (
+    JS_SUFFIXES,
     UNDEFINED,
     Tok,
+    format_title,
     js_json,
     js_string,
+    line_of,
+    line_starts,
     match_brackets,
+    template_pattern,
     tokenize,
 )
 
-# Shared with parsers/node_test.py: both runners use describe/it (node:test
-# also test() and t.test() subtests) with before/after hooks, and both name
-# tests by their enclosing titles, so one scanner serves both.
-
 SUITE_FUNCS = {"describe", "context", "suite", "xdescribe", "xcontext", "fdescribe"}
-TEST_FUNCS = {"it", "specify", "test", "xit", "xspecify", "fit"}
+TEST_FUNCS = {"it", "specify", "test", "xit", "xspecify", "xtest", "fit", "ftest"}
+SKIP_FUNCS = {"xit", "xspecify", "xtest", "xdescribe", "xcontext"}
+ONLY_FUNCS = {"fit", "ftest", "fdescribe"}
 HOOK_FUNCS = {
     "before": "before all", "beforeAll": "before all", "suiteSetup": "before all",
     "after": "after all", "afterAll": "after all", "suiteTeardown": "after all",
     "beforeEach": "before each", "setup": "before each",
     "afterEach": "after each", "teardown": "after each",
 }
-MODIFIERS = {"skip", "only", "todo"}
-JS_FILE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx")
+# Jest and Vitest know only these hooks; ``setup()`` there is the project's own function.
+JEST_HOOKS = {"beforeAll", "afterAll", "beforeEach", "afterEach"}
+# Member calls that take their own argument list before the title call:
+# test.each(table)(title, fn), test.skipIf(cond)(title, fn), test.for(table)(...)
+PRE_CALL_MODIFIERS = {"each", "for", "skipIf", "runIf"}
+MODIFIERS = PRE_CALL_MODIFIERS | {
+    "skip", "only", "todo", "failing", "fails", "concurrent", "sequential", "shuffle",
+}
+TEST_FILE_RE = re.compile(r"(?:^|/)(?:__tests__/.*|[^/]*[.-](?:test|spec)s?)\.[cm]?[jt]sx?$")
 MAX_LOOP_VALUES = 1_000
+MAX_EACH_ROWS = 10_000
 MAX_NODES = 50_000
 MAX_SCAN_DEPTH = 60
 MAX_STEPS = 3_000_000
@@ -63,13 +82,16 @@ class SpecNode:
     line: int
     title: str | None = None  # None when not knowable; see ``pattern``
     pattern: re.Pattern[str] | None = None
-    skip: bool = False  # .skip / xit / { skip } on this call
+    skip: bool = False  # .skip / xit / { skip } / skipIf(true) on this call
     todo: bool = False
     only: bool = False
+    fails: bool = False  # Jest .failing / Vitest .fails: expected to fail
     pending: bool = False  # no callback (Mocha: pending)
     reason: str | None = None  # { skip: 'why' } / { todo: 'why' }
-    conditional: bool = False  # { skip: <expression> }: not knowable
+    conditional: bool = False  # { skip: <expression> } / skipIf(<expression>): not knowable
     may_skip: bool = False  # its body calls this.skip() / t.skip(): skipped at run time, maybe
+    # Inside a loop or .each whose values are not knowable: it may run any number of times.
+    uncertain: bool = False
     parent: SpecNode | None = None
     children: list[SpecNode] = field(default_factory=list)
 
@@ -114,8 +136,8 @@ def _segments_pattern(segments: list[str | None]) -> re.Pattern[str]:
 
 class _Scanner:
     """Walks the tokens of one file, evaluating the little JavaScript that
-    table-driven tests use (literal arrays/objects, ``const`` bindings,
-    ``for...of``/``for...in``/counting loops, ``forEach``/``map``)."""
+    titles and table-driven tests use (see the module docstring). ``flavor``
+    is the runner: "mocha", "node", "jest" or "vitest"."""
 
     def __init__(self, file: str, text: str, flavor: str) -> None:
         self.file = file
@@ -124,11 +146,21 @@ class _Scanner:
         pairs = match_brackets(self.toks)
         # Both ways: opening bracket -> closing one, and closing -> opening.
         self.pairs = {**pairs, **{close: open_ for open_, close in pairs.items()}}
-        self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.line_starts = line_starts(text)
         self.roots: list[SpecNode] = []
         self.count = 0
         self.steps = 0  # tokens walked, loops included: bounds the work on any input
+        self.truncated = False  # a bound was reached: some calls were not walked
+        self.uncertain = 0  # > 0 while walking a body whose repetitions are not knowable
         self._calls_cache: dict[tuple[int, int], bool] = {}
+        self.hooks = HOOK_FUNCS if flavor in ("mocha", "node") else {k: HOOK_FUNCS[k] for k in JEST_HOOKS}
+        # const myTest = test.extend({...}) makes myTest a test function too (Vitest fixtures).
+        self.test_funcs = set(TEST_FUNCS)
+        t = self.toks
+        for i in range(len(t) - 4):
+            if t[i].kind == "ident" and t[i + 1].value == "=" and t[i + 2].value in ("test", "it") \
+                    and t[i + 3].value == "." and t[i + 4].value == "extend":
+                self.test_funcs.add(t[i].value)
 
     # ------------------------------------------------------------------ tokens
 
@@ -136,7 +168,7 @@ class _Scanner:
         return 0 <= i < len(self.toks) and self.toks[i].kind in ("punct", "ident") and self.toks[i].value == value
 
     def _line(self, i: int) -> int:
-        return bisect.bisect_right(self.line_starts, self.toks[i].pos)
+        return line_of(self.line_starts, self.toks[i].pos)
 
     def _close(self, i: int) -> int:
         return self.pairs.get(i, len(self.toks) - 1)
@@ -422,9 +454,13 @@ class _Scanner:
              ctx: str | None, depth: int = 0) -> None:
         """Find the test calls in ``toks[i:end]``."""
         if depth > MAX_SCAN_DEPTH:
+            self.truncated = True
             return
         toks = self.toks
-        while i < end and self.count < MAX_NODES and self.steps < MAX_STEPS:
+        while i < end:
+            if self.count >= MAX_NODES or self.steps >= MAX_STEPS:
+                self.truncated = True
+                return
             self.steps += 1
             t = toks[i]
             if t.kind == "ident":
@@ -494,7 +530,7 @@ class _Scanner:
             inner = dict(env)
             if pattern is not None:
                 self.bind(pattern[0], pattern[1], _UNKNOWN, inner)
-            self.walk(body_start, body_end, parent, inner, ctx, depth + 1)
+            self._walk_uncertain(body_start, body_end, parent, inner, ctx, depth + 1)
             return nxt
         for v in values:
             inner = dict(env)
@@ -509,7 +545,7 @@ class _Scanner:
         key = (start, end)
         if key not in self._calls_cache:
             self._calls_cache[key] = any(
-                t.kind == "ident" and (t.value in SUITE_FUNCS or t.value in TEST_FUNCS)
+                t.kind == "ident" and (t.value in SUITE_FUNCS or t.value in self.test_funcs)
                 for t in self.toks[start:end])
         return self._calls_cache[key]
 
@@ -583,17 +619,32 @@ class _Scanner:
                 raise Unknown
         except (Unknown, RecursionError, IndexError):
             values = None
-        for n, v in enumerate(values if values is not None else [_UNKNOWN]):
+        if values is None:
+            inner = dict(env)
+            for a, b in params[:2]:
+                self.bind(a, b, _UNKNOWN, inner)
+            self._walk_uncertain(b_start, b_end, parent, inner, ctx, depth + 1)
+        for n, v in enumerate(values or []):
             inner = dict(env)
             for k, (a, b) in enumerate(params[:2]):
-                self.bind(a, b, v if k == 0 else (n if values is not None else _UNKNOWN), inner)
+                self.bind(a, b, v if k == 0 else n, inner)
             self.walk(b_start, b_end, parent, inner, ctx, depth + 1)
         return self._close(open_i) + 1
 
+    def _walk_uncertain(self, i: int, end: int, parent: SpecNode | None, env: dict[str, object],
+                        ctx: str | None, depth: int) -> None:
+        """Walk a body that runs a number of times the source does not say."""
+        self.uncertain += 1
+        try:
+            self.walk(i, end, parent, env, ctx, depth)
+        finally:
+            self.uncertain -= 1
+
     def _call(self, i: int, end: int, parent: SpecNode | None, env: dict[str, object],
               ctx: str | None, depth: int) -> int | None:
-        """A describe/it/test/hook call at ``i``: records it, walks its
-        callback, and returns the index after it; None when it is not one."""
+        """A describe/it/test/hook call at ``i``: records it (one node per
+        row of a known ``.each`` table), walks its callback, and returns the
+        index after it; None when it is not one."""
         toks = self.toks
         name = toks[i].value
         member = i > 0 and toks[i - 1].kind == "punct" and toks[i - 1].value in (".", "?.")
@@ -601,63 +652,144 @@ class _Scanner:
             # node:test subtests: t.test(...) on the test's context parameter.
             if not (name == "test" and ctx is not None and i >= 2 and toks[i - 2].value == ctx):
                 return None
-        elif name not in SUITE_FUNCS and name not in TEST_FUNCS and name not in HOOK_FUNCS:
+        elif name not in SUITE_FUNCS and name not in self.test_funcs and name not in self.hooks:
             return None
         if i > 0 and toks[i - 1].kind == "ident" and toks[i - 1].value in ("function", "class", "new"):
             return None
         mods: list[str] = []
+        rows: object = None  # .each/.for: the table's rows, or _UNKNOWN
+        skip_if: object = None  # skipIf/runIf: whether it skips, or _UNKNOWN
+        line_at = i
         j = i + 1
-        while self._is(j, ".") and j + 1 < end and toks[j + 1].kind == "ident":
-            mods.append(toks[j + 1].value)
-            j += 2
+        while j < end:
+            if self._is(j, ".") and j + 1 < end and toks[j + 1].kind == "ident":
+                mods.append(toks[j + 1].value)
+                line_at = j + 1
+                j += 2
+            elif toks[j].kind == "tmpl" and mods and mods[-1] in ("each", "for"):
+                rows = self._tagged_rows(toks[j], env)
+                j += 1
+            elif self._is(j, "(") and mods and mods[-1] in PRE_CALL_MODIFIERS and j in self.pairs \
+                    and (self._is(self.pairs[j] + 1, "(") or self._is(self.pairs[j] + 1, ".")):
+                value = self._argument(j, env)
+                if mods[-1] in ("skipIf", "runIf"):
+                    skip_if = _UNKNOWN if value is _UNKNOWN else _truthy(value) == (mods[-1] == "skipIf")
+                else:
+                    rows = [r if isinstance(r, list) else [r] for r in value[:MAX_EACH_ROWS]] \
+                        if isinstance(value, list) else _UNKNOWN
+                j = self.pairs[j] + 1
+            else:
+                break
         if not self._is(j, "(") or not set(mods) <= MODIFIERS:
             return None
         # An unclosed call (a file cut short) runs to the end of the range.
         close = self.pairs.get(j, end - 1)
-        if self._is(close + 1, "{"):  # a method definition named like a test function
+        if self._is(close + 1, "{") or self._is(close + 1, ":"):  # a method definition named like a test function
             return None
         args = self._split_args(j)
-        if name in HOOK_FUNCS and not member:
+        if name in self.hooks and not member:
             if mods:
                 return None
-            node = SpecNode(kind="hook", func=HOOK_FUNCS[name], file=self.file, line=self._line(i), parent=parent)
+            node = SpecNode(kind="hook", func=self.hooks[name], file=self.file, line=self._line(i), parent=parent)
             self._add(node, parent)
             return close + 1
         kind = "suite" if name in SUITE_FUNCS and not member else "test"
         if not args:
             return None
-        segs = self.title_segments(args[0][0], args[0][1], env)
-        node = SpecNode(kind=kind, func=name, file=self.file, line=self._line(i), parent=parent)
-        if segs is None:
-            node.pattern = re.compile(r".+", re.S)
-        elif any(s is None for s in segs):
-            node.pattern = _segments_pattern(segs)
-        else:
-            node.title = "".join(segs)  # type: ignore[arg-type]
-        node.skip = "skip" in mods or name in ("xit", "xspecify", "xdescribe", "xcontext")
-        node.todo = "todo" in mods
-        node.only = "only" in mods or name in ("fit", "fdescribe")
         fn = None
+        options: list[tuple[int, int]] = []
         for a, b in args[1:]:
             if self._is(a, "{") and self.pairs.get(a) == b - 1:
-                self._options(node, a, b, env)
+                options.append((a, b))
             elif (f := self._function_at(a, b)) is not None:
                 fn = f
-        if fn is None and len(args) > 1 and not (self._is(args[-1][0], "{")):
-            fn_like = True  # a callback given by name: it runs, we cannot look inside
-        else:
-            fn_like = fn is not None
-        node.pending = not fn_like and self.flavor == "mocha" and kind == "test"
-        self._add(node, parent)
-        if fn is not None:
+        # A callback given by name runs too; we cannot look inside it.
+        fn_like = fn is not None or (len(args) > 1 and not self._is(args[-1][0], "{"))
+        segs = self.title_segments(args[0][0], args[0][1], env)
+        line = self._line(j if rows is not None else line_at)
+        for title, pattern, call_env in self._instances(segs, rows, "for" in mods, fn, env):
+            node = SpecNode(kind=kind, func=name, file=self.file, line=line, parent=parent, title=title,
+                            pattern=pattern, uncertain=self.uncertain > 0)
+            node.skip = "skip" in mods or name in SKIP_FUNCS or skip_if is True
+            node.conditional = skip_if is _UNKNOWN
+            node.todo = "todo" in mods
+            node.only = "only" in mods or name in ONLY_FUNCS
+            node.fails = bool({"failing", "fails"} & set(mods))
+            for a, b in options:
+                self._options(node, a, b, env)
+            node.pending = not fn_like and self.flavor == "mocha" and kind == "test"
+            self._add(node, parent)
+            if fn is None:
+                continue
             (p_start, p_end), (b_start, b_end) = fn
             new_ctx = toks[p_start].value if p_start < p_end and toks[p_start].kind == "ident" else None
             if kind == "test":
                 node.may_skip = any(
                     toks[k].value in ("this", new_ctx) and self._is(k + 1, ".") and self._is(k + 2, "skip")
                     and self._is(k + 3, "(") for k in range(b_start, min(b_end, len(toks) - 3)))
-            self.walk(b_start, b_end, node, dict(env), new_ctx if kind == "test" else ctx, depth + 1)
+            walk = self._walk_uncertain if rows is _UNKNOWN else self.walk
+            walk(b_start, b_end, node, call_env, new_ctx if kind == "test" else ctx, depth + 1)
         return close + 1
+
+    def _argument(self, open_i: int, env: dict[str, object]) -> object:
+        """The value of the only argument of the call at ``open_i``; _UNKNOWN otherwise."""
+        args = self._split_args(open_i)
+        try:
+            return self.eval(*args[0], env) if len(args) == 1 else _UNKNOWN
+        except (Unknown, RecursionError, IndexError):
+            return _UNKNOWN
+
+    def _tagged_rows(self, tok: Tok, env: dict[str, object]) -> object:
+        """Rows of a tagged-template table (``a | b ${1} | ${2}`` -> [[{a: 1, b: 2}]]); _UNKNOWN
+        when a value is not knowable or the cells do not fill the rows."""
+        names = [h.strip() for h in (tok.parts or [""])[0].split("|") if h.strip()]
+        values: list[object] = []
+        for src in tok.exprs or []:
+            try:
+                sub = _Scanner(self.file, src, self.flavor)
+                values.append(sub.eval(0, len(sub.toks), env))
+            except (Unknown, RecursionError, IndexError):
+                return _UNKNOWN
+        if not names or len(values) % len(names):
+            return _UNKNOWN
+        return [[dict(zip(names, values[r:r + len(names)], strict=True))]
+                for r in range(0, min(len(values), MAX_EACH_ROWS * len(names)), len(names))]
+
+    def _instances(self, segs: list[str | None] | None, rows: object, spread_off: bool,
+                   fn: tuple[tuple[int, int], tuple[int, int]] | None, env: dict[str, object]
+                   ) -> list[tuple[str | None, re.Pattern[str] | None, dict[str, object]]]:
+        """(title, pattern, callback scope) per instance of a call: one for a plain call,
+        one per row of a known ``.each``/``.for`` table with the title formatted the
+        runner's way and the callback's parameters bound to the row; a pattern where
+        the title is not knowable."""
+        if segs is None:
+            return [(None, re.compile(r".+", re.S), dict(env))]
+        if rows is None:
+            if any(s is None for s in segs):
+                return [(None, _segments_pattern(segs), dict(env))]
+            return [("".join(segs), None, dict(env))]  # type: ignore[arg-type]
+        text = "".join(s if s is not None else "\x00" for s in segs)
+        params: list[tuple[int, int]] = []
+        if fn is not None:
+            (p_start, p_end), _ = fn
+            params = self._split_args(p_start - 1) if self._is(p_start - 1, "(") else [(p_start, p_end)]
+        if rows is _UNKNOWN or "\x00" in text:
+            scope = dict(env)
+            for a, b in params:
+                self.bind(a, b, _UNKNOWN, scope)
+            return [(None, template_pattern(text), scope)]
+        out: list[tuple[str | None, re.Pattern[str] | None, dict[str, object]]] = []
+        for idx, row in enumerate(rows):  # type: ignore[arg-type]
+            scope = dict(env)
+            # .for hands the callback the row itself; .each spreads an array row into arguments.
+            given = [row[0] if len(row) == 1 else row] if spread_off else row
+            for k, (a, b) in enumerate(params):
+                self.bind(a, b, given[k] if k < len(given) else _UNKNOWN, scope)
+            try:
+                out.append((format_title(text, row, idx, self.flavor), None, scope))
+            except (ValueError, TypeError, RecursionError, OverflowError):
+                out.append((None, template_pattern(text), scope))
+        return out
 
     def _options(self, node: SpecNode, a: int, b: int, env: dict[str, object]) -> None:
         """node:test's options object: { skip, todo, only, timeout }."""
@@ -670,7 +802,7 @@ class _Scanner:
             except (Unknown, RecursionError, IndexError):
                 node.conditional = True
                 continue
-            if value in (False, None, UNDEFINED, 0, ""):
+            if not _truthy(value):
                 continue
             setattr(node, key, True)
             if isinstance(value, str) and key != "only":
@@ -696,6 +828,11 @@ class _UnknownValue:
 _UNKNOWN = _UnknownValue()
 
 
+def _truthy(value: object) -> bool:
+    """JavaScript's truthiness of a known value."""
+    return not (value in (False, None, UNDEFINED, 0, "") or value != value)
+
+
 def scan_spec(file: str, text: str, flavor: str) -> list[SpecNode]:
     """The describe/it/test/hook calls of one source text, nested, with
     loops over literal tables expanded. ``flavor`` is "mocha" (an ``it()``
@@ -713,6 +850,7 @@ def iter_nodes(nodes: list[SpecNode]) -> Iterator[SpecNode]:
         yield from iter_nodes(n.children)
 
 
+# Mocha's and node:test's spec files; Jest's and Vitest's default testMatch is TEST_FILE_RE.
 TEST_PATH_RE = re.compile(
     r"(?:^|/)(?:tests?|specs?|__tests__)/|(?:^|/)[^/]*(?:[._-](?:test|spec)s?|^test-[^/]*|test)\.[cm]?[jt]sx?$"
 )
@@ -781,7 +919,7 @@ class SpecIndex:
     def test_files(self) -> list[str]:
         """Project files that look like spec files."""
         if self._test_files is None:
-            self._test_files = [f for f in self.index.files(JS_FILE_SUFFIXES)
+            self._test_files = [f for f in self.index.files(JS_SUFFIXES)
                                 if TEST_PATH_RE.search(f) and not f.endswith(".d.ts")]
         return self._test_files
 
@@ -833,3 +971,181 @@ class SpecIndex:
         """Every node of every spec file."""
         for f in self.test_files():
             yield from self._index(f).nodes
+
+
+# --------------------------------------------------------------------------- Jest and Vitest
+
+
+@dataclass
+class SourceTest:
+    """A test as the runner will name it: describe titles and test title."""
+
+    file: str
+    path: tuple[str, ...]
+    title: str
+    line: int
+    skip: bool = False
+    todo: bool = False
+    only: bool = False
+    fails: bool = False  # Jest .failing / Vitest .fails
+    conditional: bool = False  # skipIf/runIf: status not knowable from the source
+    # Set when some title is not literal: matches the joined segments instead.
+    patterns: tuple[re.Pattern[str], ...] | None = None
+
+    def matches(self, path: Iterable[str], title: str) -> bool:
+        """Whether a reported (describe path, title) is this test."""
+        path = tuple(path)
+        if self.patterns is None:
+            return self.path == path and self.title == title
+        segs = (*path, title)
+        return len(segs) == len(self.patterns) and all(p.fullmatch(s) for p, s in zip(self.patterns, segs, strict=True))
+
+
+@dataclass
+class SourceSuite:
+    """A describe block: its title path, line and hooks."""
+
+    file: str
+    path: tuple[str, ...]
+    line: int
+    hooks: frozenset[str]
+    skip: bool = False
+    patterns: tuple[re.Pattern[str], ...] | None = None
+
+
+@dataclass
+class FileTests:
+    """What the scanner knows of one test file."""
+
+    tests: list[SourceTest]
+    suites: list[SourceSuite]
+    # False when some tests cannot be listed (a .each over a variable, titles
+    # built at run time): the list is then only good for matching.
+    complete: bool = True
+    has_only: bool = False
+
+
+def collect_tests(file: str, text: str, flavor: str) -> FileTests:
+    """Every test of a source file as Jest (``flavor='jest'``) or Vitest names it:
+    describe blocks, loops and ``.each`` tables expanded."""
+    result = FileTests(tests=[], suites=[])
+    try:
+        scanner = _Scanner(file, text, flavor)
+        roots = scanner.scan()
+    except (RecursionError, IndexError, ValueError):
+        result.complete = False
+        return result
+    result.complete = not scanner.truncated
+
+    def walk(nodes: list[SpecNode], path: tuple[str, ...], pats: tuple[re.Pattern[str], ...] | None,
+             skip: bool, todo: bool, only: bool) -> None:
+        for n in nodes:
+            if n.kind == "hook":
+                continue
+            result.has_only = result.has_only or n.only
+            seg = n.title if n.title is not None else (n.pattern.pattern if n.pattern else "")
+            new_pats = None
+            if pats is not None or n.title is None or n.uncertain:
+                # Not listable: matched segment by segment instead.
+                result.complete = False
+                base = pats if pats is not None else tuple(_segments_pattern([p]) for p in path)
+                new_pats = (*base, n.pattern or _segments_pattern([seg]))
+            c_skip, c_todo, c_only = skip or n.skip, todo or n.todo, only or n.only
+            if n.kind == "suite":
+                hooks = frozenset(c.func for c in n.children if c.kind == "hook")
+                result.suites.append(SourceSuite(file, (*path, seg), n.line, hooks, c_skip, new_pats))
+                walk(n.children, (*path, seg), new_pats, c_skip, c_todo, c_only)
+            else:
+                result.tests.append(SourceTest(
+                    file=file, path=path, title=seg, line=n.line, skip=c_skip, todo=c_todo, only=c_only,
+                    fails=n.fails, conditional=n.conditional, patterns=new_pats))
+
+    walk(roots, (), None, False, False, False)
+    return result
+
+
+class JSTestIndex:
+    """Tests of a project's JS/TS test files, scanned on demand and cached."""
+
+    def __init__(self, index: SourceIndex, flavor: str) -> None:
+        self.index = index
+        self.flavor = flavor
+        self._files: dict[str, FileTests] = {}
+
+    def file(self, rel: str | None) -> FileTests:
+        """The tests of one file (empty when it cannot be read)."""
+        if not rel:
+            return FileTests(tests=[], suites=[], complete=False)
+        if rel not in self._files:
+            lines = self.index.lines(rel)
+            if not lines:
+                self._files[rel] = FileTests(tests=[], suites=[], complete=False)
+            else:
+                self._files[rel] = collect_tests(rel, "\n".join(lines), self.flavor)
+        return self._files[rel]
+
+    def test_files(self) -> list[str]:
+        """Files that look like test files (``*.test.*``, ``*.spec.*``, ``__tests__/``)."""
+        return [f for f in self.index.files(JS_SUFFIXES) if TEST_FILE_RE.search(f) and not f.endswith(".d.ts")]
+
+    def find(self, rel: str | None, path: Iterable[str], title: str) -> SourceTest | None:
+        """The test with this describe path and title, in ``rel`` or (when
+        ``rel`` is None) in the only test file that has it."""
+        path = tuple(path)
+        files = [rel] if rel else self.test_files()
+        found: list[SourceTest] = []
+        for f in files:
+            ft = self.file(f)
+            exact = [t for t in ft.tests if t.patterns is None and t.matches(path, title)]
+            hits = exact or [t for t in ft.tests if t.patterns is not None and t.matches(path, title)]
+            if hits:
+                found.append(hits[0])
+        return found[0] if len(found) == 1 else None
+
+    def find_suite(self, rel: str | None, path: Iterable[str]) -> SourceSuite | None:
+        """The describe block with this title path."""
+        path = tuple(path)
+        files = [rel] if rel else self.test_files()
+        found: list[SourceSuite] = []
+        for f in files:
+            for s in self.file(f).suites:
+                if s.path == path or (s.patterns is not None and len(s.patterns) == len(path)
+                                      and all(p.fullmatch(x) for p, x in zip(s.patterns, path, strict=True))):
+                    found.append(s)
+                    break
+        return found[0] if len(found) == 1 else None
+
+    def split_joined(self, rel: str | None, joined: str,
+                     sep: str = " ") -> tuple[SourceTest, tuple[str, ...], str] | None:
+        """The test whose describe titles and title, joined with ``sep``, give
+        ``joined`` (how jest-junit and JSON fullName spell a test), with the
+        printed name split accordingly; searched in ``rel``, or in every test
+        file (first match) when it is None."""
+        files = [rel] if rel else self.test_files()
+        for f in files:
+            for t in self.file(f).tests:
+                if t.patterns is None:
+                    if sep.join((*t.path, t.title)) == joined:
+                        return t, t.path, t.title
+                    continue
+                m = re.fullmatch(re.escape(sep).join(f"({p.pattern})" for p in t.patterns), joined, re.S)
+                if m:
+                    segs = m.groups()  # segment patterns have no groups of their own
+                    return t, tuple(segs[:-1]), segs[-1]
+        return None
+
+    def titled(self, rel: str, title: str) -> list[SourceTest]:
+        """Tests of ``rel`` with this title (any describe path), source order."""
+        out = []
+        for t in self.file(rel).tests:
+            if t.patterns is None:
+                if t.title == title:
+                    out.append(t)
+            elif t.patterns[-1].fullmatch(title):
+                out.append(t)
+        return out
+
+
+def iter_listable(ft: FileTests) -> Iterator[SourceTest]:
+    """The tests of a file whose full title is known from the source."""
+    return (t for t in ft.tests if t.patterns is None)
