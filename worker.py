@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from greenloop import sandbox, telemetry
-from greenloop.activities import analysis, conversation, edits, environment, fixing, testing, workspace
+from greenloop.activities import analysis, batch, conversation, edits, environment, fixing, testing, workspace
 from greenloop.activities.host import host_queue
 from greenloop.server.client import TASK_QUEUE, connect
 from greenloop.settings import settings
@@ -36,6 +36,7 @@ ACTIVITIES = [
     fixing.propose_fix,
     conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
+    batch.check_batch, batch.accept_batch,
 ]
 
 

@@ -82,8 +82,9 @@ from greenloop.worker import build_worker  # noqa: E402
 from greenloop.workflows import search  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
 from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteRun  # noqa: E402
+from greenloop.workflows.validation_queue import CheckResult  # noqa: E402
 
-TEST_ACTIVITIES = {"run_single_test", "run_suite"}
+TEST_ACTIVITIES = {"run_single_test", "run_suite", "check_batch"}
 LLM_ACTIVITIES = {"analyze_failure", "propose_fix", "fixer_turn", "analyzer_turn"}
 
 
@@ -164,6 +165,10 @@ class Activities:
     def __init__(self) -> None:
         self.by_type: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         self.sandbox_s = 0.0  # the sandboxed test process itself (SuiteRun/SingleRun.duration_s)
+        self.check_sandbox_s = 0.0  # batch checks: their clean full-suite run's process
+        self.suite_runs = 0  # full-suite runs (each run_suite, and those inside each batch check)
+        self.single_runs = 0  # runner invocations for single tests (alone, or a batch's tests together)
+        self.first_suite_s = 0.0  # the first run_suite (the run's initial suite): one plain suite run
 
     def add(self, history) -> None:
         scheduled: dict[int, tuple[str, float]] = {}
@@ -178,10 +183,19 @@ class Activities:
                 kind, t_sched = scheduled[a.scheduled_event_id]
                 self.by_type[kind].append((t_sched, started[a.scheduled_event_id], ts(e)))
                 if kind in TEST_ACTIVITIES:
-                    cls = SuiteRun if kind == "run_suite" else SingleRun
+                    cls = {"run_suite": SuiteRun, "run_single_test": SingleRun, "check_batch": CheckResult}[kind]
                     [result] = pydantic_data_converter.payload_converter.from_payloads(
                         list(a.result.payloads), [cls])
-                    self.sandbox_s += result.duration_s
+                    if kind == "check_batch":
+                        self.suite_runs += result.suite_runs
+                        self.single_runs += result.single_runs
+                        self.check_sandbox_s += result.suite.duration_s if result.suite else 0.0
+                    else:
+                        self.sandbox_s += result.duration_s
+                        self.suite_runs += kind == "run_suite"
+                        self.single_runs += kind == "run_single_test"
+                    if kind == "run_suite" and not self.first_suite_s:
+                        self.first_suite_s = ts(e) - started[a.scheduled_event_id]
 
     def run_s(self, kinds: set[str]) -> float:
         """Started → completed, summed over ``kinds``."""
@@ -222,7 +236,8 @@ async def result_or_stuck(client: Client, handle) -> RunSummary:
 # --- the benchmark ----------------------------------------------------------------
 
 
-async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool) -> dict:
+async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validation: str = "queue",
+                concurrency: int = 1) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="greenloop-bench-"))
     project = tmp / "project"
     every = make_project(project, n)
@@ -243,6 +258,7 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool) -> dict:
             sandbox=SandboxSettings(backend=backend, timeout_s=600),
             llm=LLMSettings(model="claude-scripted", max_tool_turns=8),
             run_budget_s=7 * 24 * 3600, per_test_budget_s=3600, escalation_deadline_s=3600,
+            validation=validation, concurrency=concurrency,
         )
         queue = f"bench-{uuid.uuid4().hex[:6]}"
         wid = f"bench-{n}-{uuid.uuid4().hex[:6]}"
@@ -278,7 +294,7 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool) -> dict:
             child_wall += ts(h.events[-1]) - ts(h.events[0])
 
         fixing_s = max(records_done) - min(initiated)
-        test_s = child_acts.run_s(TEST_ACTIVITIES)
+        test_s = child_acts.run_s(TEST_ACTIVITIES) + parent_acts.run_s({"check_batch"})
         llm_s = child_acts.run_s(LLM_ACTIVITIES)
         other_s = child_acts.all_run_s() - test_s - llm_s + parent_acts.run_s({"record_result"})
         events_parent = sum(len(h.events) for h in parents)
@@ -294,14 +310,18 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool) -> dict:
         n = len(failing)  # per-test figures are per driven test
         result = dict(
             suite=len(every), n=n, backend=backend, fast=fast, wall=wall, fixing=fixing_s, child_wall=child_wall,
-            test=test_s, sandbox=child_acts.sandbox_s, llm_act=llm_s, llm_server=server.busy_s,
+            test=test_s, sandbox=child_acts.sandbox_s + parent_acts.check_sandbox_s, llm_act=llm_s, llm_server=server.busy_s,
             other_act=other_s, setup=min(initiated) - ts(parents[0].events[0]),
             finish=ts(parents[-1].events[-1]) - max(records_done),
             events_parent=events_parent, events_child=events_child, bytes_parent=bytes_parent,
             bytes_child=bytes_child, runs=len(parents), children=len(children), llm_calls=llm_calls,
             max_parent_events=max(len(h.events) for h in parents),
             max_parent_bytes=max(sum(e.ByteSize() for e in h.events) for h in parents),
-            suites=len(child_acts.by_type["run_suite"]), singles=len(child_acts.by_type["run_single_test"]),
+            suites=parent_acts.suite_runs + child_acts.suite_runs,
+            validation_suites=child_acts.suite_runs + parent_acts.suite_runs - len(parent_acts.by_type["run_suite"]),
+            singles=parent_acts.single_runs + child_acts.single_runs,
+            plain_suite=parent_acts.first_suite_s, batches=len(parent_acts.by_type["check_batch"]),
+            validation=validation, concurrency=concurrency,
             tmp=str(tmp), heavy=heavy,
         )
         return result
@@ -339,11 +359,17 @@ def table(r: dict) -> str:
         ("largest parent run: events / bytes", f"{r['max_parent_events']} / {r['max_parent_bytes'] / 1e6:.2f} MB", ""),
         (f"parent runs (continue-as-new every {FixRequest.model_fields['tests_per_run'].default} tests)",
          f"{r['runs']} ({'continued as new' if r['runs'] > 1 else 'no continue-as-new'})", ""),
-        ("full-suite / single-test validations", f"{r['suites']} / {r['singles']}", ""),
+        ("full-suite runs (all / validating fixes) / single-test runner invocations",
+         f"{r['suites']} / {r['validation_suites']} / {r['singles']}",
+         f"{r['suites'] / n:.3f} / {r['validation_suites'] / n:.3f}"),
+        ("batch checks (validation queue)", f"{r['batches']}", ""),
+        ("one plain suite run (the run's first, same bench run)", f"{r['plain_suite']:.2f} s", ""),
+        ("**suite-equivalents** (whole run / one plain suite run)", f"**{r['wall'] / r['plain_suite']:.1f}**", ""),
         ("LLM requests", f"{r['llm_calls']}", f"{r['llm_calls'] / n:.1f}"),
     ]
     of = f" of {r['suite']}" if r["suite"] != n else ""
-    head = (f"### {n}{of} failing tests, sandbox `{r['backend']}`{' (--fast)' if r['fast'] else ''}\n\n"
+    head = (f"### {n}{of} failing tests, sandbox `{r['backend']}`{' (--fast)' if r['fast'] else ''}, "
+            f"validation `{r['validation']}`, concurrency {r['concurrency']}\n\n"
             "| measure | total | per test |\n|---|---|---|\n")
     return head + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
 
@@ -366,10 +392,12 @@ def _main() -> None:
     p.add_argument("--sandbox", default="bwrap", choices=["bwrap", "local", "docker", "auto"])
     p.add_argument("--fast", action="store_true", help="a lean pytest command for the suite runs")
     p.add_argument("--keep", action="store_true", help="keep the generated project and run directory")
+    p.add_argument("--validation", default="queue", choices=["queue", "each"], help="FixRequest.validation")
+    p.add_argument("--concurrency", type=int, default=16, help="FixRequest.concurrency")
     p.add_argument("--in-place", action="store_true", help="run the checkout's code, not a snapshot of it")
     args = p.parse_args()
     fix = min(args.fix or args.tests, args.tests)
-    r = asyncio.run(bench(args.tests, fix, args.sandbox, args.fast, args.keep))
+    r = asyncio.run(bench(args.tests, fix, args.sandbox, args.fast, args.keep, args.validation, args.concurrency))
     print(table(r))
     if args.keep:
         print(f"\n(kept in {r['tmp']})")

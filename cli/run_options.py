@@ -30,6 +30,10 @@ def _options(
     run_budget: Annotated[int, typer.Option("--run-budget", help="Whole-run time budget, seconds.")] = 3600,
     per_test_budget: Annotated[int, typer.Option("--per-test-budget", help="Per-test time budget, seconds.")] = 3600,
     concurrency: Annotated[int, typer.Option(help="Tests fixed at once.")] = 1,
+    validation: Annotated[str, typer.Option(help="How fixes are validated: each (every attempt runs the full "
+                                                 "suite itself) or queue (in batches, one full-suite run per batch, "
+                                                 "a failing batch bisected).")] = "each",
+    max_batch: Annotated[int, typer.Option(help="Most fixes one validation batch holds (queue).")] = 32,
     escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits for a person.")] = 86400,
     escalation_default: Annotated[AnswerChoice, typer.Option(help="Answer when the deadline passes.")] = AnswerChoice.SKIP,
     model: Annotated[str, typer.Option(help="Claude model.")] = LLMSettings().model,

@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from greenloop.workflows.options import llm_options, quick_options, test_run_options
     from greenloop.workflows.search import upsert_state
+    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, Candidate, QueueVerdict
 
 
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
@@ -96,6 +97,8 @@ class FixOneTestWorkflow:
         self._ignored: list[str] = []  # answers by signal that the state could not take
         self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
         self._host_lost: HostLost | None = None
+        self._verdicts: dict[int, QueueVerdict] = {}  # validation queue: attempt -> the run's verdict
+        self._attempt_started = 0.0
 
     # --- what people see ---------------------------------------------------------
 
@@ -181,6 +184,20 @@ class FixOneTestWorkflow:
         self._history.append(line)
         self._ignored.append(line)
         self._show()
+
+    # --- what the run tells a candidate in its validation queue ------------------------
+
+    @workflow.signal
+    def verdict(self, verdict: QueueVerdict) -> None:
+        """The run's verdict on this test's candidate fix."""
+        self._verdicts[verdict.attempt] = verdict
+
+    @workflow.signal
+    def queue_note(self, note: str) -> None:
+        """Where the candidate is in the run's validation queue ("in batch 3 (8 fixes)", "bisecting")."""
+        if self._state == FixState.VALIDATING:
+            self._note = note
+            self._show()
 
     # --- the state machine -------------------------------------------------------
 
@@ -276,6 +293,7 @@ class FixOneTestWorkflow:
 
     async def _attempt_steps(self, number: int, record: AttemptRecord) -> tuple[Verdict, bool]:
         inp = self._inp
+        self._attempt_started = workflow.now().timestamp()
 
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
@@ -301,6 +319,8 @@ class FixOneTestWorkflow:
             self._history.append(f"attempt {number}: {record.reason}")
             return Verdict.FAIL, proposal.escalate
         record.rationale = proposal.edit_set.rationale
+        if inp.queue:
+            return await self._queued(number, record, proposal.edit_set)
 
         applied = await host_activity(
             edit_acts.apply_edits,
@@ -320,6 +340,33 @@ class FixOneTestWorkflow:
                 self._regressions_prevented += 1
             await self._rollback(number)
         return verdict, False
+
+    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet) -> tuple[Verdict, bool]:
+        """Validation queue: send the candidate to the run and wait for its verdict.
+        Nothing is applied here: the run applies a fix to the workspace once its batch passed."""
+        record.diff, record.files = edit_set.diff[-20_000:], [e.path for e in edit_set.edits]
+        self._set(FixState.VALIDATING, "waiting for a batch")
+        parent = workflow.info().parent
+        assert parent is not None, "a queued test is always a child of its run"
+        # By name: the run's module imports this one.
+        await workflow.get_external_workflow_handle(parent.workflow_id).signal(CANDIDATE_SIGNAL, Candidate(
+            test_id=self._test_id, attempt=number, edit_set=edit_set, started_at=self._attempt_started))
+        await workflow.wait_condition(lambda: number in self._verdicts)
+        verdict = self._verdicts.pop(number)
+        if verdict.stale:  # written on files a fix accepted meanwhile changed: made again, not counted
+            self._attempts.pop()
+            self._history.append(f"attempt {number} made again on the current files: {verdict.reason}")
+            return Verdict.FAIL, False
+        record.verdict, record.reason = verdict.verdict, verdict.reason
+        where = f" in batch {verdict.batch}" if verdict.batch is not None else ""
+        self._history.append(f"attempt {number}: {verdict.verdict.value}{where}"
+                             + (f" ({verdict.reason})" if verdict.reason else ""))
+        if verdict.verdict is Verdict.PASS:
+            self._applied_attempt = number
+            self._edit_sets[number] = edit_set
+        elif verdict.verdict is Verdict.REGRESSION:
+            self._regressions_prevented += 1
+        return verdict.verdict, False
 
     async def _conversation(self, patch: str, driven: Any, whole: Any, arg: Any) -> Any:
         """A role's conversation: driven by this workflow, one activity per model call

@@ -51,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from greenloop.workflows.fix_one_test import FixOneTestWorkflow
     from greenloop.workflows.host import HostLost, host_activity
+    from greenloop.workflows.merge_queue import MergeQueue
     from greenloop.workflows.models import (
         AcceptedChange,
         Continued,
@@ -84,6 +85,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.workflows.outcome import details as outcome_details
     from greenloop.workflows.outcome import suite_outcome
     from greenloop.workflows.search import upsert_run
+    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, VALIDATION_QUEUE, Candidate
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).
@@ -114,7 +116,7 @@ def setup_failure(error: ApplicationError) -> str:
 
 
 @workflow.defn
-class FixSuiteWorkflow:
+class FixSuiteWorkflow(MergeQueue):
     def __init__(self) -> None:
         self._progress: SuiteProgress | None = None
         self._views: dict[str, FixStatusView] = {}
@@ -129,6 +131,8 @@ class FixSuiteWorkflow:
         self._ignored: list[str] = []  # signals the run could not take, and why
         self._request: FixRequest | None = None
         self._rebuilt_patches: dict[str, str] = {}  # merged test -> its patch in the last rebuilt workspace
+        self._rebuilding = False  # a rebuild in flight (the validation queue's checks may lose the host too)
+        self._queue_init()
 
     # --- what people see ---------------------------------------------------------
 
@@ -236,6 +240,11 @@ class FixSuiteWorkflow:
         if refused:
             raise ValueError(refused)
 
+    @workflow.signal(name=CANDIDATE_SIGNAL)
+    def candidate(self, candidate: Candidate) -> None:
+        """Validation queue: a test's child sends its proposed fix (``workflows/merge_queue.py``)."""
+        self._take_candidate(candidate)
+
     # --- the run ---------------------------------------------------------------------
 
     @workflow.run
@@ -251,9 +260,13 @@ class FixSuiteWorkflow:
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
         concurrent = request.concurrency > 1
+        # Histories started before the validation queue validate each attempt alone.
+        queue = request.validation == "queue" and workflow.patched(VALIDATION_QUEUE)
         while progress.remaining:
             await self._process_rollbacks()
-            if concurrent and not self._abort_requested and progress.remaining[0] not in progress.retrying:
+            if queue and not self._abort_requested:
+                processed += await self._queued(request, progress, request.tests_per_run - processed)
+            elif concurrent and not self._abort_requested and progress.remaining[0] not in progress.retrying:
                 processed += await self._batch(request, progress, request.tests_per_run - processed)
             else:  # one at a time, in the run workspace (and a concurrent run's fixes that did not merge)
                 test_id = progress.remaining[0]
@@ -450,14 +463,14 @@ class FixSuiteWorkflow:
         return request.model_copy(update={"llm": request.llm.model_copy(update={"budget_usd": self._shares[test_id]})})
 
     async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str,
-                   workspace: Workspace) -> FixOneTestResult:
+                   workspace: Workspace, queue: bool = False) -> FixOneTestResult:
         """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree);
         ``request`` as ``_set_aside`` made it for the test."""
         per_test_deadline = min(progress.deadline_unix, workflow.now().timestamp() + request.per_test_budget_s)
         run_id = workflow.info().workflow_id
         inp = FixOneTestInput(run_id=run_id, workspace=workspace, plan=progress.plan, test_id=test_id,
                            failure_run=progress.initial, baseline=progress.baseline, request=request,
-                           deadline_unix=per_test_deadline)
+                           deadline_unix=per_test_deadline, queue=queue)
         # A fix that did not merge is fixed again by a second child, in the run workspace;
         # a test whose worker was lost, by another child on the rebuilt workspace.
         workflow_id = child_id(run_id, test_id) + ("/retry" if test_id in progress.retrying else "")
@@ -686,8 +699,18 @@ class FixSuiteWorkflow:
         moved away from the lost worker."""
         progress, request = self._progress, self._req()
         assert progress is not None
+        if self._rebuilding:  # another step found the host lost too: its rebuild serves both
+            await workflow.wait_condition(lambda: not self._rebuilding)
+            return
         if lost.queue != (progress.workspace.host_queue or workflow.info().task_queue):
             return
+        self._rebuilding = True
+        try:
+            await self._rebuild_now(lost, progress, request)
+        finally:
+            self._rebuilding = False
+
+    async def _rebuild_now(self, lost: HostLost, progress: SuiteProgress, request: FixRequest) -> None:
         if progress.rebuilds >= request.max_rebuilds:
             raise ApplicationError(f"{lost.message}; the run already moved {progress.rebuilds} time(s) "
                                    f"(max_rebuilds): it stops here", type="host_lost", non_retryable=True)

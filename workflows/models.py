@@ -7,6 +7,7 @@ Payloads stay small: raw outputs and reports live in the run directory
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -109,6 +110,11 @@ class FixRequest(BaseModel):
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
+    # How fixes are validated: "each" (every attempt runs its test alone and the full suite itself)
+    # or "queue" (candidates validated in batches, one full-suite run per batch, a failing batch
+    # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
+    validation: Literal["queue", "each"] = "each"
+    max_batch: int = Field(default=32, ge=1, le=64)
     # Tests driven per workflow run before it continues as new, keeping each run's history
     # small (the server may suggest continuing sooner).
     tests_per_run: int = Field(default=100, ge=1, le=1000)
@@ -244,6 +250,8 @@ class FixOneTestInput(BaseModel):
     baseline: SuiteRun
     request: FixRequest
     deadline_unix: float | None = None
+    # Validation queue: the child proposes and sends its candidate to the run, which validates it in a batch.
+    queue: bool = False
 
 
 class FixOneTestResult(BaseModel):
@@ -260,6 +268,7 @@ class FixOneTestResult(BaseModel):
     # rebuilds its workspace elsewhere and drives the test again.
     host_lost: str | None = None
     host_queue: str | None = None  # the lost worker's queue
+    batch: int | None = None  # validation queue: the batch that accepted the fix
 
 
 class FixStatusView(BaseModel):
@@ -569,6 +578,8 @@ class SuiteProgress(BaseModel):
     accepted: list[AcceptedChange] = Field(default_factory=list)
     rebuilds: int = 0  # times the run moved to another worker
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
+    batches: int = 0  # validation queue: batches validated so far (they are numbered across the whole run)
+    batch_size: int = 0  # validation queue: the next batch's size (0: not started)
 
 
 class Continued(BaseModel):

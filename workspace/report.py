@@ -48,6 +48,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         lines += [f"- `{t}`" for t in summary.flaky]
     for r in results:
         lines += ["", f"## `{r.test_id}`: {r.state.value}", ""]
+        if r.batch is not None:
+            lines.append(f"Fix accepted in validation batch {r.batch}.")
         if r.answer:
             lines.append(f"Answer: {r.answer.choice.value} by {r.answer.by}" + (f" ({r.answer.note})" if r.answer.note else ""))
         for a in r.attempts:

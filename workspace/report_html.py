@@ -109,6 +109,8 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
         body.append(f'<h2 id="{escape(r.test_id)}"><code>{escape(r.test_id)}</code> {badge(r.state.value)}</h2>')
         body.append(f"<p class=\"muted\">{len(r.attempts)} attempt(s), {r.usage.input_tokens} input + "
                     f"{r.usage.output_tokens} output tokens, ${r.usage.cost_usd:.4f}</p>")
+        if r.batch is not None:
+            body.append(f"<p>fix accepted in validation batch {r.batch}</p>")
         body += _timeline(steps.get(r.test_id, []), r)
         for a in r.attempts:
             body += _attempt(a, checks.get(r.test_id, {}).get(a.number))

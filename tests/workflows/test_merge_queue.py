@@ -1,0 +1,309 @@
+"""The validation queue (``FixRequest.validation == "queue"``): candidate fixes
+validated in batches like a merge queue, on the real dev server with the real
+sandbox, small generated pytest projects and the scripted LLM.
+
+A batch that passes is accepted whole; a regressing fix is found by bisection,
+rolled back and retried with the regression as feedback; two fixes that break a
+test only together: one is accepted, the other rejected; a flaky test in a batch
+is not blamed on a fix; an abort or a lost worker in the middle of a bisection
+accepts nothing that was not validated. Every run replays deterministically."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+from temporalio.client import WorkflowHandle
+
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from greenloop.workflows.models import FixState, RunSummary, Verdict
+from greenloop.workspace.backups import slug
+from tests.workflows.conftest import drive, fix_request, replays
+from tests.workflows.test_deployment import hosts_for, request_for  # noqa: F401 - fixture
+
+GUARD = "tests/test_guard.py::test_shared_still_works"
+SHARED = 'def shared():\n    return "ok"\n'
+BREAK = {"name": "replace_in_file", "input": {"path": "calc/shared.py", "old_text": 'return "ok"',
+                                              "new_text": 'return "broken"'}}
+
+
+def tid(i: int) -> str:
+    return f"tests/test_values.py::test_value_{i:02d}"
+
+
+def make_project(root: Path, n: int, guard: str = "assert shared() == 'ok'", slow_s: float = 0.0) -> list[str]:
+    """``n`` failing tests (``calc/mNN.py`` returns 0, its test wants 1) and a guard
+    test that passes (``guard``, with ``shared``, ``calc`` and the modules imported)."""
+    (root / "calc").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "shared.py").write_text(SHARED)
+    for i in range(n):
+        (root / "calc" / f"m{i:02d}.py").write_text("def value():\n    return 0  # bug\n")
+    imports = ", ".join(f"m{i:02d}" for i in range(n))
+    (root / "tests" / "test_values.py").write_text(f"from calc import {imports}\n" + "".join(
+        f"\n\ndef test_value_{i:02d}():\n    assert m{i:02d}.value() == 1\n" for i in range(n)))
+    (root / "tests" / "test_guard.py").write_text(
+        f"from pathlib import Path\n\nfrom calc import {imports}\nfrom calc.shared import shared\n\n\n"
+        f"def test_shared_still_works():\n    {guard}\n")
+    if slow_s:
+        (root / "tests" / "conftest.py").write_text(f"import time\ntime.sleep({slow_s})\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n\n'
+                                         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    return [tid(i) for i in range(n)]
+
+
+def fix_call(i: int) -> dict:
+    return {"name": "replace_in_file", "input": {"path": f"calc/m{i:02d}.py", "old_text": "return 0  # bug",
+                                                 "new_text": "return 1"}}
+
+
+def scenario(n: int, breaking: dict[int, list[dict]] | None = None, delay_s: float = 0.0) -> dict:
+    """The fixer fixes test ``i``'s module; for ``i`` in ``breaking`` its first attempt
+    also makes those extra calls, and a later attempt told of a REGRESSION fixes cleanly."""
+    rules: list[dict] = [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\nvalue() returns 0."}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "value() now returns 1."}},
+    ]
+    for i in range(n):
+        context = f"::test_value_{i:02d}$"
+        if breaking and i in breaking:
+            rules.append({"priority": 10, "trigger": {"role": "fixer", "turn": 1, "context": context, "iteration": 1},
+                          "response": {"tool_calls": [fix_call(i), *breaking[i]], "delay_s": delay_s}})
+        rules.append({"trigger": {"role": "fixer", "turn": 1, "context": context},
+                      "response": {"tool_calls": [fix_call(i)], "delay_s": delay_s}})
+    return {"name": "merge-queue", "rules": rules, "default": {"text": "no script"}}
+
+
+def events(run_dir: Path, kind: str) -> list[dict]:
+    lines = (run_dir / "events.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["event_type"] == kind]
+
+
+def results(run_dir: Path) -> dict[str, dict]:
+    return {r["test_id"]: r for r in (json.loads(p.read_text()) for p in (run_dir / "results").glob("*.json"))}
+
+
+def verdicts(result: dict) -> list[str]:
+    return [a["verdict"] for a in result["attempts"]]
+
+
+def assert_only_validated_in(workspace: Path, run_dir: Path, n: int, fixed: list[str]) -> None:
+    """The workspace holds exactly the accepted fixes (each accepted in a batch whose
+    check passed), and never the breaking edit."""
+    accepted = [t for e in events(run_dir, "batch_accepted") for t in e["tests"]]
+    assert sorted(accepted) == sorted(fixed)
+    checked_ok = [set(e["tests"]) for e in events(run_dir, "batch_checked") if e["ok"]]
+    for e in events(run_dir, "batch_accepted"):
+        assert set(e["tests"]) in checked_ok or any(set(e["tests"]) <= s for s in checked_ok)
+    assert (workspace / "calc" / "shared.py").read_text() == SHARED
+    for i in range(n):
+        text = (workspace / "calc" / f"m{i:02d}.py").read_text()
+        assert ("return 1" in text) == (tid(i) in fixed), (i, text)
+
+
+async def test_a_batch_that_passes_is_accepted_whole(temporal_env, scripted, tmp_path):
+    failing = make_project(tmp_path / "p", 4)
+    scripted(scenario(4))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert summary.final.failed == 0 and summary.attempts == 4
+    # The four fixes were validated together: fewer full-suite runs than fixes.
+    checks = events(run_dir, "batch_checked")
+    assert len(checks) < 4 and all(c["ok"] for c in checks)
+    accepted = events(run_dir, "batch_accepted")
+    assert sum(len(e["tests"]) for e in accepted) == 4 and max(len(e["tests"]) for e in accepted) >= 2
+    # Each fix says which batch accepted it: its result, its history, the reports.
+    by_test = results(run_dir)
+    for t in failing:
+        assert by_test[t]["batch"] is not None and verdicts(by_test[t]) == ["PASS"]
+    report = Path(summary.report_html).read_text()
+    assert f"fix accepted in validation batch {by_test[failing[0]]['batch']}" in report
+    views = {v.test_id: v for v in summary.tests}
+    assert views[failing[0]].history[-1] == f"fix accepted in batch {by_test[failing[0]]['batch']}"
+    # Nothing of the queue is left behind: no scratch worktree.
+    assert not list(run_dir.glob("batches/*/workspace"))
+
+
+async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regression(
+        temporal_env, scripted, tmp_path):
+    failing = make_project(tmp_path / "p", 4)
+    server = scripted(scenario(4, breaking={2: [BREAK]}))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert summary.final.failed == 0 and summary.regressions_prevented == 1
+    by_test = results(run_dir)
+    bad = by_test[tid(2)]
+    assert verdicts(bad) == ["REGRESSION", "PASS"]
+    assert GUARD in bad["attempts"][0]["reason"]
+    assert all(verdicts(by_test[t]) == ["PASS"] for t in failing if t != tid(2))
+    # The retry was told why: the fixer's second conversation for it shows the regression.
+    retry = [r for r in server.requests if r.role == "fixer" and r.context.endswith(tid(2)) and r.iteration == 2]
+    assert retry and retry[0].turn == 1
+    # The failing batch was bisected: every check without the breaking fix passed, and a
+    # smaller part with it named the guard.
+    checks = events(run_dir, "batch_checked")
+    whole = next(c for c in checks if tid(2) in c["tests"])
+    assert not whole["ok"] and len(whole["tests"]) > 1
+    assert any(not c["ok"] and tid(2) in c["tests"] and GUARD in c["regressions"]
+               and len(c["tests"]) < len(whole["tests"]) for c in checks)
+    assert all(c["ok"] for c in checks if tid(2) not in c["tests"])
+    assert_only_validated_in(run_dir / "workspace", run_dir, 4, failing)
+
+
+async def test_two_fixes_that_regress_only_together_one_is_accepted(temporal_env, scripted, tmp_path):
+    failing = make_project(tmp_path / "p", 2, guard="assert m00.value() + m01.value() < 2")
+    scripted(scenario(2))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=8, validation="queue", max_attempts=1,
+                          escalation_deadline_s=1)
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and len(summary.fixed) == 1 and len(summary.skipped) == 1
+    [kept], [rejected] = summary.fixed, summary.skipped
+    by_test = results(run_dir)
+    assert verdicts(by_test[kept]) == ["PASS"]
+    assert verdicts(by_test[rejected]) == ["REGRESSION"] and GUARD in by_test[rejected]["attempts"][0]["reason"]
+    checks = events(run_dir, "batch_checked")
+    # Together they failed; each alone passed: the first was kept, the second judged on top of it.
+    assert any(not c["ok"] and sorted(c["tests"]) == failing for c in checks)
+    assert any(c["ok"] and c["tests"] == [kept] for c in checks)
+    assert any(c["ok"] and c["tests"] == [rejected] for c in checks)
+    assert summary.final.failed == 1 and summary.still_failing == [rejected]  # the guard passes
+    assert_only_validated_in(run_dir / "workspace", run_dir, 2, [kept])
+
+
+FLAKY = ("marker = Path('.flaky-seen')\n    if '/batches/' in str(Path.cwd()) and not marker.exists():\n"
+         "        marker.write_text('seen')\n        raise AssertionError('flaky: fails the first time in a batch')")
+
+
+async def test_a_flaky_test_in_a_batch_is_not_blamed_on_a_fix(temporal_env, scripted, tmp_path):
+    failing = make_project(tmp_path / "p", 3, guard=FLAKY)
+    scripted(scenario(3))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert summary.regressions_prevented == 0 and summary.attempts == 3 and summary.final.failed == 0
+    assert GUARD in summary.flaky and any("flaky, not blamed" in n for n in summary.notes)
+    checks = events(run_dir, "batch_checked")
+    assert checks and all(c["ok"] and c["flaky"] == [GUARD] for c in checks)
+    assert all(verdicts(r) == ["PASS"] for r in results(run_dir).values())
+
+
+async def wait_for_phase(handle: WorkflowHandle, prefix: str, timeout_s: float = 240) -> str:
+    for _ in range(int(timeout_s / 0.2)):
+        try:
+            phase = await handle.query(FixSuiteWorkflow.phase)
+            if phase.startswith(prefix):
+                return phase
+        except Exception:  # noqa: BLE001 - not started yet
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the run never reached {prefix!r}")
+
+
+async def test_an_abort_mid_bisection_accepts_nothing_unvalidated(temporal_env, scripted, tmp_path):
+    make_project(tmp_path / "p", 3, slow_s=1.5)
+    scripted(scenario(3, breaking={1: [BREAK]}))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
+    from greenloop.worker import build_worker  # one worker for the run; the test steers it
+
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(temporal_env.client, task_queue=queue):
+        handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request,
+                                                          id=f"abort-{uuid.uuid4().hex[:6]}", task_queue=queue)
+        await wait_for_phase(handle, "bisecting batch")
+        await handle.signal(FixSuiteWorkflow.abort_signal, "stop in the middle of the bisection")
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=240)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "aborted"
+    assert_only_validated_in(run_dir / "workspace", run_dir, 3, summary.fixed)
+    # The bisected batch was never accepted: none of its fixes is in the workspace.
+    assert summary.fixed == [] and events(run_dir, "batch_accepted") == []
+    assert not list(run_dir.glob("batches/*/workspace"))
+
+
+async def test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated(
+        temporal_env, scripted, tmp_path, hosts_for):  # noqa: F811 - the fixture
+    failing = make_project(tmp_path / "p", 3, slow_s=1.5)
+    hosts = await hosts_for(scripted(scenario(3, breaking={1: [BREAK]})))
+    client = temporal_env.client
+    request = request_for(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
+    run_id = f"lostq-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
+    await wait_for_phase(handle, "bisecting batch")
+    [holder] = [h for h in hosts if h.holds(run_id)]
+    [survivor] = [h for h in hosts if h is not holder]
+    holder.kill()
+
+    summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=400)
+    await replays(client, handle)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing and summary.final.failed == 0
+    assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
+    run_dir = survivor.run_dir(run_id)
+    # Only validated fixes were ever accepted: the rebuilt workspace replays them, the breaking edit never.
+    workspace = run_dir / "workspace"
+    assert (workspace / "calc" / "shared.py").read_text() == SHARED
+    assert all("return 1" in (workspace / "calc" / f"m{i:02d}.py").read_text() for i in range(3))
+    accepted_here = [t for e in events(run_dir, "batch_accepted") for t in e["tests"]]
+    assert accepted_here and set(accepted_here) <= set(failing)
+    views = {v.test_id: v for v in summary.tests}
+    assert views[tid(1)].state == FixState.FIXED
+    bad = json.loads((run_dir / "results" / f"{slug(tid(1))}.json").read_text())
+    assert Verdict.PASS.value in verdicts(bad)
+
+
+async def test_queue_mode_continues_as_new_and_rolls_back_by_hand(temporal_env, scripted, tmp_path):
+    """Two tests per workflow run: the first run validates its fixes and continues as new
+    with them accepted; a fix the first run accepted is rolled back by hand while the
+    second run works (the accepted edit sets travelled with it)."""
+    failing = make_project(tmp_path / "p", 4)
+    sc = scenario(4)
+    # The second run's analyses take a while: time to roll back while it works.
+    sc["rules"].insert(0, {"priority": 10, "trigger": {"role": "analyzer", "context": "::test_value_0[23]$"},
+                           "response": {"text": "## Root Cause\nvalue() returns 0.", "delay_s": 6}})
+    scripted(sc)
+    client = temporal_env.client
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, tests_per_run=2, validation="queue")
+    run_id = f"qcan-{uuid.uuid4().hex[:6]}"
+    from greenloop.worker import build_worker
+
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue)
+        for _ in range(600):
+            if (await client.get_workflow_handle(run_id).describe()).run_id != handle.first_execution_run_id:
+                break
+            await asyncio.sleep(0.1)
+        latest = client.get_workflow_handle(run_id)
+        views = {v.test_id: v for v in await latest.query(FixSuiteWorkflow.status)}
+        first = sorted(t for t, v in views.items() if v.state == FixState.FIXED)
+        assert len(first) == 2
+        undone = first[0]
+        assert await asyncio.wait_for(latest.execute_update(FixSuiteWorkflow.rollback, undone), 120) \
+            == f"rolled back {undone}"
+        summary: RunSummary = await asyncio.wait_for(handle.result(), 240)
+        assert await replays(client, handle) == 2
+
+    assert summary.state == "completed" and summary.skipped == [undone]
+    assert sorted(summary.fixed) == sorted(set(failing) - {undone})
+    assert summary.still_failing == [undone] and summary.final.failed == 1
+    ws = Path(request.run_dir, "workspace")
+    for i in range(4):
+        assert ("return 1" in (ws / "calc" / f"m{i:02d}.py").read_text()) == (tid(i) != undone)

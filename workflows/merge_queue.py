@@ -1,0 +1,296 @@
+"""The run's validation queue (``FixRequest.validation == "queue"``), as part of
+``FixSuiteWorkflow``: fixes are validated like a merge queue validates pull
+requests.
+
+Children analyse and propose side by side on the run workspace (the fixer's
+tools see their own edits in an overlay; nothing is applied) and send their
+candidate to the run. Up to ``concurrency`` children propose at once; a child
+waiting for its verdict makes no model calls and does not count. One
+validator task takes batches of candidates (edits to disjoint files, in
+arrival order) and checks each on top of the accepted state in a scratch
+worktree (``activities/batch.py``): the batch's own tests in one runner
+invocation, then one full-suite run. A batch that passes is accepted whole:
+applied to the run workspace and recorded, in order, as accepted edit sets
+(what a rebuild on another worker replays). A failing batch is bisected, its
+halves checked side by side, results reused by content; the fixes that
+regress go back to their child as a REGRESSION with the regressing tests. When
+neither half fails alone but both together do, the first half is kept and the
+second judged on top of it. What is accepted was always validated as a whole:
+an abort or a lost worker in the middle of a bisection accepts nothing more.
+The batch size doubles while batches pass and halves after a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from greenloop.activities import batch as batch_acts
+    from greenloop.workflows.fix_one_test import FixOneTestWorkflow
+    from greenloop.workflows.host import host_activity
+    from greenloop.workflows.models import (
+        AcceptedChange,
+        FixOneTestResult,
+        FixRequest,
+        FixState,
+        SuiteProgress,
+        Verdict,
+    )
+    from greenloop.workflows.options import quick_options, test_run_options
+    from greenloop.workflows.validation_queue import (
+        GATHER_S,
+        AcceptInput,
+        Candidate,
+        CheckInput,
+        CheckResult,
+        QueueVerdict,
+        content_key,
+        first_size,
+        halves,
+        next_size,
+        stale_file,
+        take_batch,
+    )
+
+
+class Aborted(Exception):
+    """The run was aborted in the middle of a batch: nothing of it is accepted."""
+
+
+class MergeQueue:
+    """The validation queue's part of ``FixSuiteWorkflow`` (a mixin: it uses the
+    run's own helpers, ``_fix``, ``_record``, ``_on_host``...)."""
+
+    def _queue_init(self) -> None:
+        self._pending: list[Candidate] = []  # candidates waiting for a batch, in arrival order
+        self._waiting: set[str] = set()  # tests whose child waits for a verdict
+        self._accepted_in: dict[str, tuple[int, int]] = {}  # test -> (batch, attempt) that accepted its fix
+        self._touched: dict[str, float] = {}  # file -> when an accepted fix last changed it
+        self._queue_changed = 0
+        self._closing = False
+        self._in_flight = 0  # children running (proposing, or waiting for a verdict)
+
+    def _take_candidate(self, candidate: Candidate) -> None:
+        if candidate.test_id not in self._children:  # its child is gone (aborted): nothing to validate
+            return
+        self._pending.append(candidate)
+        self._waiting.add(candidate.test_id)
+        self._queue_changed += 1
+
+    # --- children: proposing side by side ------------------------------------------------
+
+    async def _queued(self: Any, request: FixRequest, progress: SuiteProgress, limit: int) -> int:
+        """Drive tests from the head of the queue with their fixes validated in batches,
+        until the queue is empty, the run is aborted or ``limit`` tests were taken;
+        returns with nothing in flight, and how many tests it took."""
+        running: dict[asyncio.Future, str] = {}
+        taken = 0
+        self._closing = False
+        validator = asyncio.ensure_future(self._validator(request, progress))
+        while True:
+            while (len(running) - len(self._waiting) < request.concurrency
+                   and len(running) < request.concurrency + request.max_batch
+                   and progress.remaining and not self._abort_requested and taken < limit
+                   and not (taken and workflow.info().is_continue_as_new_suggested())
+                   and not (running and self._out_of_money(request, progress))):
+                test_id = progress.remaining.pop(0)
+                taken += 1
+                if self._settled(request, progress, test_id):
+                    continue
+                proposing = len(running) - len(self._waiting)
+                mine = self._set_aside(request, progress, test_id,
+                                       slots=min(request.concurrency - proposing, len(progress.remaining) + 1))
+                running[asyncio.ensure_future(self._fix(mine, progress, test_id, progress.workspace, queue=True))] \
+                    = test_id
+            self._in_flight = len(running)
+            if not running:
+                break
+            seen = self._queue_changed
+            changed = asyncio.ensure_future(workflow.wait_condition(lambda: self._queue_changed != seen))
+            done, _ = await workflow.wait([*running, changed], return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            for task in [t for t in running if t in done]:  # in the order they started: deterministic
+                running.pop(task)
+                await self._landed(request, progress, task.result())
+        self._closing = True
+        await validator
+        return taken
+
+    async def _landed(self: Any, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult) -> None:
+        test_id = result.test_id
+        self._waiting.discard(test_id)
+        self._pending = [c for c in self._pending if c.test_id != test_id]
+        if result.host_lost is not None:  # its worker is gone: driven again (its accepted fix, if any, stays)
+            await self._moved(request, progress, result)
+            progress.remaining.insert(0, test_id)
+            return
+        if test_id in self._accepted_in:
+            batch, attempt = self._accepted_in[test_id]
+            # Accepted (validated, in the workspace): fixed, even if the run was aborted as it was told.
+            result = result.model_copy(update={"state": FixState.FIXED, "applied_attempt": attempt, "batch": batch})
+        await self._record(progress, result)
+        if test_id in self._accepted_in:
+            batch = self._accepted_in[test_id][0]
+            self._views[test_id].history.append(f"fix accepted in batch {batch}")
+
+    # --- the validator: batches, bisection, verdicts ----------------------------------------
+
+    async def _validator(self: Any, request: FixRequest, progress: SuiteProgress) -> None:
+        while True:
+            await workflow.wait_condition(
+                lambda: bool(self._pending) or bool(self._rollback_queue) or self._closing or self._abort_requested)
+            if self._abort_requested:
+                self._pending.clear()
+                await workflow.wait_condition(lambda: self._closing)
+                return
+            await self._process_rollbacks()  # between batches: a batch is checked on a state that stays
+            if not self._pending:
+                if self._closing:
+                    return
+                continue
+            size = progress.batch_size or first_size(request.concurrency, request.max_batch)
+            try:  # a batch fills while children are still proposing, for a few seconds at most
+                await workflow.wait_condition(
+                    lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)
+                    or self._closing or self._abort_requested,
+                    timeout=timedelta(seconds=GATHER_S), timeout_summary="a batch fills")
+            except asyncio.TimeoutError:
+                pass
+            if self._abort_requested:
+                continue
+            batch, self._pending = take_batch(self._pending, size)
+            fresh = []
+            for c in batch:
+                if file := stale_file(c, self._touched):
+                    await self._tell(QueueVerdict(
+                        test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, stale=True,
+                        reason=f"{file} was changed by a fix accepted while this one was written"))
+                else:
+                    fresh.append(c)
+            if fresh:
+                progress.batches += 1
+                try:
+                    passed = await self._validate_batch(request, progress, progress.batches, fresh)
+                except Aborted:
+                    continue
+                progress.batch_size = next_size(size, passed, request.max_batch)
+
+    async def _validate_batch(self: Any, request: FixRequest, progress: SuiteProgress, n: int,
+                              batch: list[Candidate]) -> bool:
+        """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole."""
+        self._set_phase(f"validating batch {n} ({len(batch)} fixes)")
+        await self._notify(batch, f"in batch {n} ({len(batch)} fixes)")
+        cache: dict[tuple[str, ...], asyncio.Future] = {}  # content -> its check
+        first = await self._check(request, progress, n, batch, cache, singles=True)
+        verdicts = [QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, batch=n,
+                                 reason=first.still_failing[c.test_id])
+                    for c in batch if c.test_id in first.still_failing]
+        rest = [c for c in batch if c.test_id not in first.still_failing]
+        if first.ok or not rest:
+            accepted, rejected = (batch if first.ok else []), {}
+        else:
+            if len(rest) > 1:
+                self._set_phase(f"bisecting batch {n} ({len(rest)} fixes)")
+                await self._notify(rest, f"bisecting batch {n}")
+            accepted, rejected = await self._judge(request, progress, n, [], rest, cache)
+        if self._abort_requested:
+            raise Aborted
+        if accepted:
+            await self._accept(request, progress, n, accepted, cache[content_key(accepted)].result())
+        for c in accepted:
+            verdicts.append(QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.PASS, batch=n))
+        for c in batch:
+            if c.test_id in rejected:
+                check = rejected[c.test_id]
+                fail = c.test_id in check.still_failing
+                verdicts.append(QueueVerdict(
+                    test_id=c.test_id, attempt=c.attempt, batch=n,
+                    verdict=Verdict.FAIL if fail else Verdict.REGRESSION,
+                    reason=check.still_failing[c.test_id] if fail else check.why()))
+        checked = [f.result() for f in cache.values() if f.done() and not f.exception()]
+        for flaky in sorted({t for r in checked for t in r.flaky} - set(progress.summary.flaky)):
+            progress.summary.flaky.append(flaky)
+            progress.summary.notes.append(f"{flaky} failed in batch {n}, then passed on a re-run of the same "
+                                          "files: flaky, not blamed on a fix")
+        await asyncio.gather(*(self._tell(v) for v in verdicts))
+        return len(accepted) == len(batch)
+
+    async def _judge(self: Any, request: FixRequest, progress: SuiteProgress, n: int, prefix: list[Candidate],
+                     candidates: list[Candidate], cache: dict) -> tuple[list[Candidate], dict[str, CheckResult]]:
+        """Which of ``candidates`` to accept on top of the accepted state plus ``prefix``
+        (a content already validated), and the rejected ones with the check that
+        rejected them. What it accepts was checked as a whole with ``prefix``."""
+        whole = await self._check(request, progress, n, prefix + candidates, cache)
+        if whole.ok:
+            return candidates, {}
+        if len(candidates) == 1:
+            return [], {candidates[0].test_id: whole}
+        left, right = halves(candidates)
+        on_left, on_right = await asyncio.gather(self._check(request, progress, n, prefix + left, cache),
+                                                 self._check(request, progress, n, prefix + right, cache))
+        if on_left.ok and on_right.ok:  # they fail only together: the first half stays, the second is judged on it
+            kept, rejected = await self._judge(request, progress, n, prefix + left, right, cache)
+            return left + kept, rejected
+        kept_left, rejected = (left, {}) if on_left.ok else await self._judge(request, progress, n, prefix, left, cache)
+        kept_right, rejected_right = await self._judge(request, progress, n, prefix + kept_left, right, cache)
+        return kept_left + kept_right, {**rejected, **rejected_right}
+
+    async def _check(self: Any, request: FixRequest, progress: SuiteProgress, n: int, candidates: list[Candidate],
+                     cache: dict, singles: bool = False) -> CheckResult:
+        """The accepted state plus ``candidates`` checked once: a content already checked
+        (or being checked, side by side) is not run again."""
+        key = content_key(candidates)
+        if key not in cache:
+            if self._abort_requested:
+                raise Aborted
+            label = f"batch-{n}-{len(cache) + 1}"
+            cache[key] = asyncio.ensure_future(self._on_host(lambda ws: host_activity(
+                batch_acts.check_batch,
+                CheckInput(workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
+                           candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
+                           rolled_back=[t for t in progress.summary.skipped
+                                        if "fix rolled back by hand" in self._views[t].history]),
+                ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))
+        return await cache[key]
+
+    async def _accept(self: Any, request: FixRequest, progress: SuiteProgress, n: int, accepted: list[Candidate],
+                      check: CheckResult) -> None:
+        """Apply a validated content to the run workspace and record it, in order."""
+        await self._on_host(lambda ws: host_activity(
+            batch_acts.accept_batch, AcceptInput(workspace=ws, candidates=accepted), ws, request,
+            quick_options(request.heartbeat_timeout_s)))
+        now = workflow.now().timestamp()
+        for c in accepted:
+            progress.accepted.append(AcceptedChange(test_id=c.test_id, attempt=c.attempt, edit_set=c.edit_set))
+            progress.applied[c.test_id] = c.attempt
+            self._accepted_in[c.test_id] = (n, c.attempt)
+            for f in c.files:
+                self._touched[f] = now
+        if check.suite is not None:
+            progress.baseline = check.suite.as_baseline()
+            queued, known = set(progress.remaining), set(progress.fixed_along)
+            progress.fixed_along += [t for t in check.suite.newly_passing if t in queued and t not in known]
+        progress.summary.notes.append(f"batch {n}: {len(accepted)} fix(es) accepted ("
+                                      + ", ".join(c.test_id for c in accepted[:5])
+                                      + (", ..." if len(accepted) > 5 else "") + ")")
+
+    async def _notify(self: Any, batch: list[Candidate], note: str) -> None:
+        await asyncio.gather(*(self._signal_child(c.test_id, FixOneTestWorkflow.queue_note, note) for c in batch))
+
+    async def _tell(self: Any, verdict: QueueVerdict) -> None:
+        self._waiting.discard(verdict.test_id)
+        self._queue_changed += 1
+        await self._signal_child(verdict.test_id, FixOneTestWorkflow.verdict, verdict)
+
+    async def _signal_child(self: Any, test_id: str, signal: Any, arg: Any) -> None:
+        if test_id not in self._children:
+            return  # it ended (aborted): nobody to tell
+        child = workflow.get_external_workflow_handle_for(FixOneTestWorkflow.run, self._views[test_id].workflow_id)
+        try:
+            await child.signal(signal, arg)
+        except Exception:  # noqa: BLE001 - it ended meanwhile: nobody to tell
+            pass
