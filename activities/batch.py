@@ -74,9 +74,7 @@ async def _singles(inp: CheckInput, ws: Workspace) -> tuple[dict[str, str], int]
                                             sandbox=inp.sandbox, label="validate-batch-single"))
         runs += 1
         if not alone.passed:
-            status = alone.status.value if alone.status else "not found in the output"
-            failing[test_id] = (f"the test did not run: {alone.message}" if alone.status is None and alone.message
-                                else f"the test is still {status}: {alone.message or ''}".strip().rstrip(":"))
+            failing[test_id] = alone.failure_reason()
     return failing, runs
 
 
@@ -85,14 +83,6 @@ def _regressed(inp: CheckInput, run: SuiteRun) -> list[str]:
     before, now = load_statuses(inp.baseline.statuses_path), load_statuses(run.statuses_path)
     expected = set(inp.rolled_back)
     return [t for t, s in before.items() if s == Status.PASSED and now.get(t) not in PASSING and t not in expected]
-
-
-def _broken(baseline: SuiteRun, run: SuiteRun) -> str | None:
-    if run.build_error and not baseline.build_error:
-        return "the batch breaks the build" + (f": {run.unreadable}" if run.unreadable else "")
-    if run.unreadable and not baseline.unreadable:
-        return f"the suite cannot be read after the fixes: {run.unreadable}"
-    return None
 
 
 async def _suite(inp: CheckInput, ws: Workspace, label: str) -> SuiteRun:
@@ -114,7 +104,7 @@ async def check_batch(inp: CheckInput) -> CheckResult:
                 return result
         suite = await _suite(inp, ws, "validate-batch-suite")
         result.suite_runs = 1
-        result.broken = _broken(inp.baseline, suite)
+        result.broken = suite.broken_since(inp.baseline, by="the batch", after="the fixes")
         regressions = [] if result.broken else _regressed(inp, suite)
         if regressions:  # the same content again: what passes now was flaky, not broken by a fix
             again = await _suite(inp, ws, "validate-batch-suite-again")

@@ -61,7 +61,6 @@ from greenloop.sandbox.models import ExecResult
 
 OUT_OF_MEMORY = "out_of_memory"
 CRASH = "crash"
-EXITED = "exited"  # only in explanations: a runner that exited by itself mid-run is a crash
 MAX_RESUMES = 10
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGKILL}
 # What a test's output shows when a process it started was killed for memory (or crashed).
@@ -102,12 +101,23 @@ def exited_early(framework: str, ex: ExecResult, root: Path | None) -> bool:
     return path is not None and not (root / path).exists()
 
 
+def runner_ended(framework: str, ex: ExecResult, root: Path | None) -> bool:
+    """Whether the runner itself ended inside the run: killed, or exited by itself mid-session."""
+    return (died(ex) is not None and runner_died(ex)) or exited_early(framework, ex, root)
+
+
+def ended(framework: str, ex: ExecResult, memory_mb: int, root: Path | None) -> str:
+    """What a person reads of how the run's test process ended (its reason, then how)."""
+    why = died(ex)
+    if why is None and exited_early(framework, ex, root):
+        return f"crash: the test process exited in the middle of the run (exit code {ex.exit_code})"
+    return explain(why or CRASH, ex, memory_mb)
+
+
 def explain(reason: str, ex: ExecResult, memory_mb: int) -> str:
     if reason == OUT_OF_MEMORY:
         return f"out of memory: killed at the sandbox's memory limit ({memory_mb} MB)"
     sig = ex.killed_by_signal
-    if sig is None and ex.exit_code is not None and not ex.out_of_memory and reason == EXITED:
-        return f"crash: the test process exited in the middle of the run (exit code {ex.exit_code})"
     if sig is None:  # the runner outlived it (a cargo test binary); the parser says how it died
         return "crash: the test process died"
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
@@ -205,7 +215,7 @@ def dead_scopes(framework: str, report: TestReport, ex: ExecResult, root: Path |
         return [None]
     if framework == "jest" and (died(ex) or JEST_EXIT in ex.stderr_tail + ex.stderr_head + _stdout_end(ex)):
         return [None]
-    if framework in RESUMABLE and ((died(ex) and runner_died(ex)) or exited_early(framework, ex, root)):
+    if framework in RESUMABLE and runner_ended(framework, ex, root):
         return [None]
     return []
 
@@ -250,8 +260,7 @@ def _running(framework: str, ex: ExecResult, report: TestReport, root: Path | No
     """The test a one-test-at-a-time run died in (with a subtest's parents), as far as
     the output places it; empty when it did not die."""
     if framework == "pytest":
-        dead = (died(ex) and runner_died(ex)) or exited_early(framework, ex, root)
-        name = pytest_running(_stdout_end(ex)) if dead else None
+        name = pytest_running(_stdout_end(ex)) if runner_ended(framework, ex, root) else None
         return [TestResult(id=name, status=Status.ERRORED)] if name else []
     if framework == "jest":
         started = jest_started(_stdout_end(ex), root)
@@ -343,7 +352,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
 
     def fail(test_id: str, ex: ExecResult, said: TestResult | None) -> None:
         why = died(ex) or CRASH
-        text = explain(EXITED if exited_early(fw, ex, root) else why, ex, memory_mb)
+        text = ended(fw, ex, memory_mb, root)
         done[test_id] = died_test(test_id, why, f"{text}\n{said.message}" if said and said.message else text, said)
         warnings.append(f"{test_id} died ({why}); the tests after it were run again")
 

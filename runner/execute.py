@@ -82,8 +82,7 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
                          heartbeat: Callable[[str], None]) -> TestReport:
     """A process died inside the run (out of memory, a crash): fail the test it died in,
     keep the other results, run the tests that never ran (see ``runner.crash``)."""
-    early = why is None and crash.exited_early(plan.framework, test, workspace)
-    message = crash.explain(crash.EXITED if early else why or crash.CRASH, test, settings.memory_mb)
+    message = crash.ended(plan.framework, test, settings.memory_mb, workspace)
     if not scopes:
         if why is not None and not crash.runner_died(test):  # a child process died; the runner reported every test
             crash.mark_victims(report, why, message)

@@ -390,10 +390,7 @@ class FixOneTestWorkflow:
             test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
-            if single.status is None and single.message:  # it did not run: the message says why (e.g. the build)
-                return Verdict.FAIL, f"the test did not run: {single.message}"
-            status = single.status.value if single.status else "not found in the output"
-            return Verdict.FAIL, f"the test is still {status}: {single.message or ''}".strip().rstrip(":")
+            return Verdict.FAIL, single.failure_reason()
         suite = await host_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=inp.workspace, plan=inp.plan, label=f"validate-{number}-suite",
@@ -402,11 +399,9 @@ class FixOneTestWorkflow:
             test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         self._suite_after = suite
-        if suite.build_error and not inp.baseline.build_error:
-            why = f": {suite.unreadable}" if suite.unreadable else ""
-            return Verdict.REGRESSION, f"the fix breaks the build{why}"
-        if suite.unreadable and not inp.baseline.unreadable:
-            return Verdict.REGRESSION, f"the suite cannot be read after the fix: {suite.unreadable}"
+        broken = suite.broken_since(inp.baseline, by="the fix", after="the fix")
+        if broken:
+            return Verdict.REGRESSION, broken
         if suite.regression_count:
             shown = ", ".join(suite.regressions[:5])
             more = f" and {suite.regression_count - 5} more" if suite.regression_count > 5 else ""

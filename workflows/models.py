@@ -191,6 +191,16 @@ class SuiteRun(BaseModel):
         return self.model_copy(update={"focus": None, "focus_status": None, "regressions": [],
                                        "regression_count": 0, "newly_passing": []})
 
+    def broken_since(self, baseline: SuiteRun, by: str, after: str) -> str | None:
+        """Why this run says the build or the suite broke since ``baseline``: ``by``
+        ("the fix") broke the build, or it cannot be read after ``after`` ("the fix");
+        None when neither."""
+        if self.build_error and not baseline.build_error:
+            return f"{by} breaks the build" + (f": {self.unreadable}" if self.unreadable else "")
+        if self.unreadable and not baseline.unreadable:
+            return f"the suite cannot be read after {after}: {self.unreadable}"
+        return None
+
 
 class SingleRun(BaseModel):
     test_id: str
@@ -199,6 +209,13 @@ class SingleRun(BaseModel):
     message: str | None = None
     output_path: str
     duration_s: float = 0.0
+
+    def failure_reason(self) -> str:
+        """Why a test that did not pass alone failed its check."""
+        if self.status is None and self.message:  # it did not run: the message says why (e.g. the build)
+            return f"the test did not run: {self.message}"
+        status = self.status.value if self.status else "not found in the output"
+        return f"the test is still {status}: {self.message or ''}".strip().rstrip(":")
 
 
 
