@@ -3,8 +3,12 @@ scratch worktree, and accept a validated batch into the run workspace.
 
 A check copies the accepted state (the run workspace's current files) into a
 scratch git worktree, applies the candidates' edit sets there and runs (1) the
-candidates' own tests in one runner invocation, each one that fails there
-again alone, then (2) the whole suite once, compared with the baseline. A
+candidates' own tests in one runner invocation, with the tests that run the
+candidates' files (test impact, ``runner/impact.py``), each one that fails
+there again alone, then (2) the whole suite once, compared with the baseline.
+An impacted test that fails alone too is a regression found without the
+suite run; the candidates whose files none of the regressing tests ran are
+named (``innocent``), so that a bisection judges them first. A
 test that passed on the accepted state and fails here is run again with the
 same content: one that passes then is flaky, never a regression. The run
 workspace itself is never touched by a check, so checks run side by side.
@@ -25,9 +29,11 @@ from greenloop.activities.testing import _heartbeat, _out_dir, execute_suite, lo
 from greenloop.activities.testing import run_single_test as run_alone
 from greenloop.domain.errors import GreenloopError
 from greenloop.parsers.models import Status
+from greenloop.runner import impact as impact_map
 from greenloop.runner.execute import run_tests
+from greenloop.runner.impact import ImpactMap
 from greenloop.runner.select import selection_command
-from greenloop.workflows.models import SingleInput, SuiteInput, SuiteRun, Workspace
+from greenloop.workflows.models import SingleInput, SingleRun, SuiteInput, SuiteRun, Workspace
 from greenloop.workflows.validation_queue import AcceptInput, CheckInput, CheckResult
 from greenloop.workspace import worktree as wt
 from greenloop.workspace.backups import BackupStore
@@ -48,34 +54,77 @@ def _scratch(inp: CheckInput) -> tuple[Workspace, Path]:
     return inp.workspace.model_copy(update={"path": str(path), "run_dir": str(folder), "branch": None}), path
 
 
-async def _singles(inp: CheckInput, ws: Workspace) -> tuple[dict[str, str], int]:
-    """The candidates' own tests in one runner invocation (where the framework selects
-    several at once); each that fails there is run again alone before its fix is judged.
-    Returns the tests that still fail (-> why) and how many runs it took."""
+# Most tests a quick check runs besides the fixes' own because the fixes' files are theirs.
+MOST_IMPACTED = 200
+
+
+def _impacted(inp: CheckInput, found: ImpactMap | None) -> list[str]:
+    """Tests that passed on the accepted state and ran the candidates' files (capped; none
+    without a map, or when a candidate's file is one no test ran)."""
+    if found is None:
+        return []
+    tests: set[str] = set()
+    for c in inp.candidates:
+        mine = found.impacted(c.files)
+        if mine is None:
+            return []
+        tests |= mine
+    before = load_statuses(inp.baseline.statuses_path)
+    own = {c.test_id for c in inp.candidates}
+    return sorted(t for t in tests if before.get(t) == Status.PASSED and t not in own)[:MOST_IMPACTED]
+
+
+async def _together(inp: CheckInput, ws: Workspace, ids: list[str]) -> dict[str, bool] | None:
+    """``ids`` in one runner invocation: whether each passed; None when the framework
+    cannot select them together (or a repository command runs one test at a time)."""
     report = load_report(inp.failure_run.report_path)
-    ids = [c.test_id for c in inp.candidates]
     tests = [t for t in (report.find(i) for i in ids) if t is not None]
-    runs, suspects = 0, ids
-    if len(tests) > 1 and not inp.plan.single_test_command:
-        try:
-            command = selection_command(inp.plan, tests)
-        except GreenloopError:
-            command = None  # the framework cannot select these together: each alone
-        if command is not None:
-            run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
-                                  _heartbeat, command=command)
-            telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
-            runs += 1
-            together = {i: run.report.find(i) for i in ids}
-            suspects = [i for i, t in together.items() if t is None or t.status not in PASSING]
-    failing: dict[str, str] = {}
-    for test_id in suspects:
-        alone = await run_alone(SingleInput(workspace=ws, plan=inp.plan, test_id=test_id, failure_run=inp.failure_run,
-                                            sandbox=inp.sandbox, label="validate-batch-single"))
-        runs += 1
-        if not alone.passed:
-            failing[test_id] = alone.failure_reason()
-    return failing, runs
+    if len(tests) < 2 or inp.plan.single_test_command:
+        return None
+    try:
+        command = selection_command(inp.plan, tests)
+    except GreenloopError:
+        return None  # the framework cannot select these together: each alone
+    run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
+                          _heartbeat, command=command)
+    telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
+    return {i: (t := run.report.find(i)) is not None and t.status in PASSING for i in ids}
+
+
+async def _alone(inp: CheckInput, ws: Workspace, test_id: str) -> SingleRun:
+    return await run_alone(SingleInput(workspace=ws, plan=inp.plan, test_id=test_id, failure_run=inp.failure_run,
+                                       sandbox=inp.sandbox, label="validate-batch-single"))
+
+
+async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: CheckResult) -> list[str]:
+    """The quick check before the suite: the candidates' own tests (``inp.singles``) and
+    the ``impacted`` ones in one runner invocation where the framework selects several
+    at once; each that fails there is run again alone before anything is judged. Fills
+    ``result.still_failing`` (own tests) and returns the impacted tests that fail alone too."""
+    own = [c.test_id for c in inp.candidates] if inp.singles else []
+    together = await _together(inp, ws, own + impacted) if own or impacted else None
+    result.single_runs += together is not None
+    own_suspects = own if together is None else [i for i in own if not together[i]]
+    impact_suspects = [] if together is None else [i for i in impacted if not together[i]]
+    regressed = []
+    for test_id in own_suspects + impact_suspects:
+        alone = await _alone(inp, ws, test_id)
+        result.single_runs += 1
+        if alone.passed:
+            continue
+        if test_id in impact_suspects:
+            regressed.append(test_id)
+        else:
+            result.still_failing[test_id] = alone.failure_reason()
+    return regressed
+
+
+def _regressions(result: CheckResult, regressions: list[str], inp: CheckInput, found: ImpactMap | None) -> None:
+    """Record the regressions, and the candidates whose files none of them ran (test impact)."""
+    result.regressions, result.regression_count = regressions[:20], len(regressions)
+    if found is not None and regressions:
+        known = {c.test_id: found.impacted(c.files) for c in inp.candidates}
+        result.innocent = [t for t, tests in known.items() if tests is not None and not tests & set(regressions)]
 
 
 def _regressed(inp: CheckInput, run: SuiteRun) -> list[str]:
@@ -98,10 +147,15 @@ async def check_batch(inp: CheckInput) -> CheckResult:
     ws, path = await asyncio.to_thread(_scratch, inp)
     result = CheckResult(label=inp.label, ok=False)
     try:
-        if inp.singles:
-            result.still_failing, result.single_runs = await _singles(inp, ws)
-            if result.still_failing:  # those fixes do not work: judged before any suite run
-                return result
+        found = impact_map.load(inp.impact)
+        impacted = _impacted(inp, found)
+        result.impacted = len(impacted)
+        regressed = await _quick(inp, ws, impacted, result)
+        if result.still_failing:  # those fixes do not work: judged before any suite run
+            return result
+        if regressed:  # a test the fixes' files are run by fails, alone too: no suite run needed to know
+            _regressions(result, regressed, inp, found)
+            return result
         suite = await _suite(inp, ws, "validate-batch-suite")
         result.suite_runs = 1
         result.broken = suite.broken_since(inp.baseline, by="the batch", after="the fixes")
@@ -117,7 +171,7 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         for c in inp.candidates:
             if not result.broken and statuses.get(c.test_id) not in PASSING:
                 result.still_failing[c.test_id] = "the test passes alone but fails in the full suite"
-        result.regressions, result.regression_count = regressions[:20], len(regressions)
+        _regressions(result, regressions, inp, found)
         result.suite = suite
         result.ok = not (result.broken or regressions or result.still_failing)
         return result
@@ -125,7 +179,8 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         await asyncio.to_thread(wt.remove, Path(inp.workspace.path), path)
         log_event(inp.workspace.run_dir, "batch_checked", label=inp.label, ok=result.ok,
                   tests=[c.test_id for c in inp.candidates], regressions=result.regressions,
-                  still_failing=sorted(result.still_failing), flaky=result.flaky, broken=result.broken)
+                  still_failing=sorted(result.still_failing), flaky=result.flaky, broken=result.broken,
+                  suite_runs=result.suite_runs, impacted=result.impacted, innocent=result.innocent)
 
 
 @activity.defn

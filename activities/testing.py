@@ -20,6 +20,7 @@ from greenloop.activities.host import on_host, require_file
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestReport
 from greenloop.runner import config as project_config
+from greenloop.runner import impact
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import SuitePlan, fill_single_test
 from greenloop.runner.plan import plan_tests as make_plan
@@ -85,6 +86,19 @@ async def plan_tests(inp: PlanInput) -> SuitePlan:
     return plan
 
 
+def _impact_map(ws: Workspace, report: TestReport) -> str | None:
+    """Collect the per-test coverage the run recorded into the run's map (``runner/impact.py``);
+    its path, or None when nothing was recorded."""
+    found = impact.collect(Path(ws.path), {t.id for t in report.tests})
+    impact.clear(Path(ws.path))
+    log_event(ws.run_dir, "impact_mapped", files=len(found.files), tests=len(found.tests))
+    if not found.files:
+        return None
+    target = Path(ws.run_dir) / "impact.json"
+    target.write_text(found.model_dump_json())
+    return str(target)
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -100,13 +114,19 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
     try:
         with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.focus,
                             attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
-            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat)
+            mapping = inp.impact and impact.supported(inp.plan.framework)
+            if mapping:
+                await asyncio.to_thread(impact.prepare, Path(ws.path))
+            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat,
+                                  wrap=impact.command if mapping else None)
+            impact_path = await asyncio.to_thread(_impact_map, ws, run.report) if mapping else None
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
         telemetry.record_suite_run(inp.label, duration_s)
         unreadable = unreadable_reason(report)
     except GreenloopError as exc:
         if exc.kind not in SUITE_COULD_NOT_RUN:
             raise
+        impact_path = None
         report, duration_s = could_not_run(inp.plan, exc), 0.0  # a result: the suite's state is unknown
         unreadable = report.warnings[0] + (f"; the output ends with:\n{report.output_tail[-800:]}"
                                            if report.output_tail else "")
@@ -120,7 +140,7 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
         totals=report.totals, build_error=report.build_error,
         timed_out=report.timed_out, exit_code=report.exit_code, per_test=report.per_test,
         warnings=report.warnings[:20], duration_s=duration_s, unreadable=unreadable,
-        focus=inp.focus, focus_status=focus.status if focus else None,
+        focus=inp.focus, focus_status=focus.status if focus else None, impact=impact_path,
     )
     if inp.compare_to is not None:
         before = load_statuses(inp.compare_to.statuses_path)

@@ -34,6 +34,9 @@ def _options(
                                                  "suite itself) or queue (in batches, one full-suite run per batch, "
                                                  "a failing batch bisected).")] = "each",
     max_batch: Annotated[int, typer.Option(help="Most fixes one validation batch holds (queue).")] = 32,
+    test_impact: Annotated[bool, typer.Option("--test-impact/--no-test-impact",
+                                              help="Queue: map which tests run which files (per-test coverage, "
+                                                   "pytest) to check and bisect batches sooner.")] = True,
     escalation_deadline: Annotated[int, typer.Option(help="Seconds an escalation waits for a person.")] = 86400,
     escalation_default: Annotated[AnswerChoice, typer.Option(help="Answer when the deadline passes.")] = AnswerChoice.SKIP,
     model: Annotated[str, typer.Option(help="Claude model.")] = LLMSettings().model,

@@ -420,6 +420,10 @@ def recipe(root: Path, framework: str) -> Recipe:
     if framework == "pytest":
         lines.append(f"../venv/bin/python -c 'import pytest' 2>/dev/null || {install} pytest")
         said.append("pytest (when none of these brings it)")
+        # Per-test coverage for test impact (runner/impact.py): wanted, never required.
+        lines.append(f"../venv/bin/python -c 'import coverage' 2>/dev/null || {install} coverage "
+                     "|| echo 'greenloop: coverage.py not installed: no test impact'")
+        said.append("coverage.py (for test impact)")
     env = {"PIP_NO_INPUT": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1", "UV_LINK_MODE": "copy"}
     texts = " ".join((root / m).read_text(encoding="utf-8", errors="replace") for m in found
                      if m in ("pyproject.toml", "setup.py", "setup.cfg"))

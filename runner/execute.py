@@ -106,10 +106,12 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
 
 
 async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
-              heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None) -> CompletedRun:
+              heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None,
+              wrap: Callable[[str], str] | None = None) -> CompletedRun:
     """Build (when the plan has a build step), test, parse; typed errors for
     what no retry can fix (build failure, command not found). A missing
-    workspace is never created (an empty folder would "pass"): it is lost."""
+    workspace is never created (an empty folder would "pass"): it is lost.
+    ``wrap`` changes each test command before it runs (test impact loads its plugin)."""
     if not workspace.is_dir():
         raise GreenloopError(f"the workspace {workspace} does not exist on this worker",
                              kind=ErrorKind.WORKSPACE_LOST, path=str(workspace))
@@ -133,7 +135,8 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
-        test = await _exec(cmd, workspace, out_dir / f"test-{i}", settings, heartbeat, plan.environment)
+        test = await _exec(wrap(cmd) if wrap else cmd, workspace, out_dir / f"test-{i}", settings, heartbeat,
+                           plan.environment)
         if not _not_found(test):
             break
     assert test is not None

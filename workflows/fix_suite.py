@@ -85,7 +85,7 @@ with workflow.unsafe.imports_passed_through():
     from greenloop.workflows.outcome import details as outcome_details
     from greenloop.workflows.outcome import suite_outcome
     from greenloop.workflows.search import upsert_run
-    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, VALIDATION_QUEUE, Candidate
+    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE, Candidate
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).
@@ -345,10 +345,12 @@ class FixSuiteWorkflow(MergeQueue):
         recheck = None
         if initial.totals.problems:
             self._set_phase("re-running to find flaky tests")
+            # In queue mode the re-run also records which tests run which files (test impact).
+            mapping = request.validation == "queue" and request.test_impact and workflow.patched(TEST_IMPACT)
             recheck = await host_activity(
                 testing_acts.run_suite,
-                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox), ws, request,
-                run_opts)
+                SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox, impact=mapping),
+                ws, request, run_opts)
         analysis = await host_activity(
             analysis_acts.analyze_suite,
             SuiteAnalysisInput(workspace=ws, run=initial, select=request.select, exclude=request.exclude,
@@ -358,8 +360,10 @@ class FixSuiteWorkflow(MergeQueue):
         if failing:
             summary.notes.append(f"root cause: {analysis.root_cause}")
         views = [FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
+        if recheck is not None and recheck.impact:
+            summary.notes.append("test impact: which tests run which files recorded in the flaky-check run")
         return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(), remaining=failing,
-                             views=views, summary=summary,
+                             views=views, summary=summary, impact=recheck.impact if recheck else None,
                              deadline_unix=workflow.now().timestamp() + request.run_budget_s)
 
     async def _one(self, request: FixRequest, progress: SuiteProgress, test_id: str) -> None:
@@ -725,6 +729,7 @@ class FixSuiteWorkflow(MergeQueue):
         progress.workspace, progress.initial = rebuilt.workspace, rebuilt.run
         progress.plan = rebuilt.plan or progress.plan
         progress.baseline = rebuilt.run.as_baseline()
+        progress.impact = None  # the test-impact map stayed on the lost worker
         progress.merged = {t: rebuilt.merged.get(t, p) for t, p in progress.merged.items()}
         self._rebuilt_patches = rebuilt.merged
         progress.summary.notes.append(

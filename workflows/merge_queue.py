@@ -229,6 +229,12 @@ class MergeQueue:
             return candidates, {}
         if len(candidates) == 1:
             return [], {candidates[0].test_id: whole}
+        innocent = [c for c in candidates if c.test_id in whole.innocent]
+        if innocent and len(innocent) < len(candidates):  # test impact: judge the rest on top of them
+            suspects = [c for c in candidates if c.test_id not in whole.innocent]
+            if (await self._check(request, progress, n, prefix + innocent, cache)).ok:
+                kept, rejected = await self._judge(request, progress, n, prefix + innocent, suspects, cache)
+                return innocent + kept, rejected
         left, right = halves(candidates)
         on_left, on_right = await asyncio.gather(self._check(request, progress, n, prefix + left, cache),
                                                  self._check(request, progress, n, prefix + right, cache))
@@ -252,6 +258,7 @@ class MergeQueue:
                 batch_acts.check_batch,
                 CheckInput(workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
                            candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
+                           impact=progress.impact,
                            rolled_back=[t for t in progress.summary.skipped
                                         if "fix rolled back by hand" in self._views[t].history]),
                 ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))

@@ -115,6 +115,9 @@ class FixRequest(BaseModel):
     # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
     validation: Literal["queue", "each"] = "each"
     max_batch: int = Field(default=32, ge=1, le=64)
+    # Queue: map which tests run which files once (per-test coverage, where the framework gives it)
+    # to add the tests a batch's files are run by to its quick check, and to order its bisection.
+    test_impact: bool = True
     # Tests driven per workflow run before it continues as new, keeping each run's history
     # small (the server may suggest continuing sooner).
     tests_per_run: int = Field(default=100, ge=1, le=1000)
@@ -173,6 +176,7 @@ class SuiteRun(BaseModel):
     duration_s: float = 0.0
     focus: str | None = None  # the test this run validates, when it validates one
     focus_status: Status | None = None  # its status in this run (None: not in the output)
+    impact: str | None = None  # the test-impact map this run wrote, on its host (``SuiteInput.impact``)
     # Against the run it was compared with (``compare_to``), when one was given:
     regressions: list[str] = Field(default_factory=list)  # passed before, not now (or gone); the first 20
     regression_count: int = 0
@@ -360,6 +364,8 @@ class SuiteInput(BaseModel):
     sandbox: SandboxSettings
     compare_to: SuiteRun | None = None
     focus: str | None = None  # a test whose own status the result should carry
+    # Record which tests run which files (per-test coverage, where the framework gives it: runner/impact.py).
+    impact: bool = False
 
 
 class SingleInput(BaseModel):
@@ -597,6 +603,8 @@ class SuiteProgress(BaseModel):
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
     batches: int = 0  # validation queue: batches validated so far (they are numbered across the whole run)
     batch_size: int = 0  # validation queue: the next batch's size (0: not started)
+    # Validation queue: the test-impact map on the run's host (None: none; runner/impact.py).
+    impact: str | None = None
 
 
 class Continued(BaseModel):

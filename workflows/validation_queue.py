@@ -27,6 +27,8 @@ from greenloop.workflows.models import SuiteRun, Verdict, Workspace
 
 # The patch that made validation a queue of batches (histories from before validate each attempt alone).
 VALIDATION_QUEUE = "validation-queue"
+# The patch that added the test-impact map (one suite run with per-test coverage) to the queue.
+TEST_IMPACT = "test-impact"
 # The run's signal a child sends its candidate with (by name: the run's module imports the child's).
 CANDIDATE_SIGNAL = "candidate"
 # How long a batch waits to fill while children are still proposing (a suite run is not started
@@ -81,6 +83,7 @@ class CheckInput(BaseModel):
     singles: bool = True  # check the candidates' own tests first (one runner invocation)
     # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
     rolled_back: list[str] = Field(default_factory=list)
+    impact: str | None = None  # the run's test-impact map (``ImpactResult.path``), when there is one
 
 
 class CheckResult(BaseModel):
@@ -99,6 +102,9 @@ class CheckResult(BaseModel):
     suite: SuiteRun | None = None  # the clean full-suite run (the next baseline when accepted)
     suite_runs: int = 0
     single_runs: int = 0
+    # Test impact: candidates whose files none of the regressing tests ran (judged first on a failure).
+    innocent: list[str] = Field(default_factory=list)
+    impacted: int = 0  # tests the quick check ran because the candidates' files are theirs
 
     def why(self) -> str:
         """The regression, as a failed attempt's reason (what the next attempt is told)."""
@@ -115,8 +121,9 @@ class AcceptInput(BaseModel):
 
 
 def content_key(candidates: list[Candidate]) -> tuple[str, ...]:
-    """What a check's result is known by: the ordered edit-set hashes (on the current accepted state)."""
-    return tuple(c.key() for c in candidates)
+    """What a check's result is known by: the edit-set hashes (on the current accepted state). Their
+    order does not matter: the candidates of one batch edit disjoint files, so any order gives the same files."""
+    return tuple(sorted(c.key() for c in candidates))
 
 
 def take_batch(pending: list[Candidate], size: int) -> tuple[list[Candidate], list[Candidate]]:

@@ -135,13 +135,16 @@ async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regre
         temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
     server = scripted(scenario(4, breaking={2: [BREAK]}))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
+    # Without test impact (the next test has it): plain bisection.
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue",
+                          test_impact=False)
     summary, handle = await drive(temporal_env, request)
     await replays(temporal_env.client, handle)
 
     run_dir = Path(request.run_dir)
     assert summary.state == "completed" and sorted(summary.fixed) == failing
     assert summary.final.failed == 0 and summary.regressions_prevented == 1
+    assert not (run_dir / "impact.json").exists()
     by_test = results(run_dir)
     bad = by_test[tid(2)]
     assert verdicts(bad) == ["REGRESSION", "PASS"]
@@ -158,6 +161,39 @@ async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regre
     assert any(not c["ok"] and tid(2) in c["tests"] and GUARD in c["regressions"]
                and len(c["tests"]) < len(whole["tests"]) for c in checks)
     assert all(c["ok"] for c in checks if tid(2) not in c["tests"])
+    assert_only_validated_in(run_dir / "workspace", run_dir, 4, failing)
+
+
+async def test_test_impact_names_the_regressing_fix_without_a_suite_run_or_bisection(
+        temporal_env, scripted, tmp_path):
+    failing = make_project(tmp_path / "p", 4)
+    scripted(scenario(4, breaking={2: [BREAK]}))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert summary.final.failed == 0 and summary.regressions_prevented == 1
+    # The map: each module is run by its own test, shared.py by the guard alone.
+    found = json.loads((run_dir / "impact.json").read_text())["files"]
+    assert found["calc/shared.py"] == [GUARD]
+    assert all(found[f"calc/m{i:02d}.py"] == [tid(i)] for i in range(4))
+    assert any(n.startswith("test impact: ") for n in summary.notes)
+    by_test = results(run_dir)
+    assert verdicts(by_test[tid(2)]) == ["REGRESSION", "PASS"] and GUARD in by_test[tid(2)]["attempts"][0]["reason"]
+    checks = events(run_dir, "batch_checked")
+    # The batch's quick check ran the guard (its files are the guard's) beside the fixes' tests:
+    # it failed there and alone, so the batch failed with no full-suite run ...
+    whole = next(c for c in checks if tid(2) in c["tests"])
+    assert not whole["ok"] and len(whole["tests"]) > 1
+    assert whole["suite_runs"] == 0 and whole["impacted"] >= 1 and whole["regressions"] == [GUARD]
+    # ... and the fixes whose files the guard never ran were checked first, as one part, and accepted.
+    assert sorted(whole["innocent"]) == sorted(set(whole["tests"]) - {tid(2)})
+    rest = next(c for c in checks if set(c["tests"]) == set(whole["innocent"]))
+    assert rest["ok"]
+    # No bisection: no other failing check held the breaking fix with others.
+    assert [c for c in checks if not c["ok"] and tid(2) in c["tests"]] == [whole]
     assert_only_validated_in(run_dir / "workspace", run_dir, 4, failing)
 
 
