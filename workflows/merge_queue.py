@@ -18,6 +18,9 @@ neither half fails alone but both together do, the first half is kept and the
 second judged on top of it. What is accepted was always validated as a whole:
 an abort or a lost worker in the middle of a bisection accepts nothing more.
 The batch size doubles while batches pass and halves after a failure.
+With a test-impact map (``runner/impact.py``) a failing batch first checks
+the fixes whose files none of the regressing tests ran, and judges the others
+on top of them.
 """
 
 from __future__ import annotations
