@@ -30,6 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from greenloop.activities import batch as batch_acts
@@ -58,6 +59,10 @@ with workflow.unsafe.imports_passed_through():
         stale_file,
         take_batch,
     )
+
+
+# The patch after which an abort cancels a batch's checks in flight.
+CANCEL_ON_ABORT = "cancel-batch-checks-on-abort"
 
 
 class Aborted(Exception):
@@ -188,6 +193,23 @@ class MergeQueue:
         self._set_phase(f"validating batch {n} ({len(batch)} fixes)")
         await self._notify(batch, f"in batch {n} ({len(batch)} fixes)")
         cache: dict[tuple[str, ...], asyncio.Future] = {}  # content -> its check
+        watcher = asyncio.ensure_future(self._cancel_on_abort(cache))
+        try:
+            return await self._validate(request, progress, n, batch, cache)
+        finally:
+            watcher.cancel()
+
+    async def _cancel_on_abort(self, cache: dict[tuple[str, ...], asyncio.Future]) -> None:
+        """An abort cancels the batch's checks in flight (their test processes are killed)."""
+        await workflow.wait_condition(lambda: self._abort_requested)
+        if not workflow.patched(CANCEL_ON_ABORT):  # histories from before waited for the checks to end
+            return
+        for check in cache.values():
+            if not check.done():
+                check.cancel()
+
+    async def _validate(self: Any, request: FixRequest, progress: SuiteProgress, n: int, batch: list[Candidate],
+                        cache: dict) -> bool:
         first = await self._check(request, progress, n, batch, cache, singles=True)
         verdicts = [QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, batch=n,
                                  reason=first.still_failing[c.test_id])
@@ -265,7 +287,12 @@ class MergeQueue:
                            rolled_back=[t for t in progress.summary.skipped
                                         if "fix rolled back by hand" in self._views[t].history]),
                 ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))
-        return await cache[key]
+        try:
+            return await cache[key]
+        except (asyncio.CancelledError, ActivityError):
+            if self._abort_requested:  # cancelled by the abort: nothing of this batch is judged
+                raise Aborted from None
+            raise
 
     async def _accept(self: Any, request: FixRequest, progress: SuiteProgress, n: int, accepted: list[Candidate],
                       check: CheckResult) -> None:

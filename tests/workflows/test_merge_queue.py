@@ -275,6 +275,39 @@ async def test_an_abort_mid_bisection_accepts_nothing_unvalidated(temporal_env, 
     assert not list(run_dir.glob("batches/*/workspace"))
 
 
+async def test_an_abort_cancels_the_batch_check_in_flight(temporal_env, scripted, tmp_path):
+    make_project(tmp_path / "p", 2)
+    # Any pytest run on files with the first fix applied (only a batch check has them) takes two minutes.
+    (tmp_path / "p" / "tests" / "conftest.py").write_text(
+        "import pathlib\nimport time\n\n"
+        "if 'return 1' in (pathlib.Path(__file__).parent.parent / 'calc' / 'm00.py').read_text():\n"
+        "    time.sleep(120)\n")
+    scripted(scenario(2))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=8, validation="queue")
+    from greenloop.worker import build_worker
+
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    async with build_worker(temporal_env.client, task_queue=queue):
+        handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request,
+                                                          id=f"abort-{uuid.uuid4().hex[:6]}", task_queue=queue)
+        await wait_for_phase(handle, "validating batch")
+        await asyncio.sleep(3)  # the check's test process is running (and sleeping)
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        await handle.signal(FixSuiteWorkflow.abort_signal, "stop while a batch is checked")
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=400)
+        waited = loop.time() - asked
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "aborted" and summary.fixed == []
+    # The check in flight was cancelled, its test process killed: the run did not wait for it.
+    assert waited < 60, waited
+    assert events(run_dir, "batch_accepted") == []
+    assert all("return 0" in (run_dir / "workspace" / "calc" / f"m{i:02d}.py").read_text() for i in range(2))
+    assert not list(run_dir.glob("batches/*/workspace"))
+
+
 async def test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated(
         temporal_env, scripted, tmp_path, hosts_for):  # noqa: F811 - the fixture
     failing = make_project(tmp_path / "p", 3, slow_s=1.5)
