@@ -41,12 +41,13 @@ from greenloop.parsers.cmake_build import BuildErrors
 from greenloop.parsers.command import command_words
 from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.cpp import GTestSources, is_disabled
 
 FRAMEWORK = "googletest"
+locate = located_while_parsing
 COMMAND_RE = [
     # any command given a --gtest_* flag or GTEST_* variable is a gtest binary
     re.compile(r"(?:^|\s)--gtest_\w+"),

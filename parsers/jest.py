@@ -38,12 +38,13 @@ from greenloop.parsers.js_results import (
     test_files_for,
 )
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.js_tests import SourceTest, iter_listable
 
 FRAMEWORK = "jest"
+locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]
 OUTPUT_RE = [
     re.compile(r"^Tests:\s+.*\d+ total", re.M),

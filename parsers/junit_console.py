@@ -31,7 +31,7 @@ from urllib.parse import unquote
 
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.java import (
@@ -46,6 +46,7 @@ from greenloop.parsers.source.java import (
 )
 
 FRAMEWORK = "junit-console"
+locate = located_while_parsing
 COMMAND_RE: list[re.Pattern[str]] = [
     re.compile(r"\bjunit-platform-console-standalone[\w.-]*\.jar\b"),
     re.compile(r"\borg\.junit\.platform\.console\.ConsoleLauncher\b"),

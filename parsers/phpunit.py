@@ -42,12 +42,13 @@ from defusedxml.ElementTree import fromstring as xml_fromstring
 
 from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import ANSI_RE, RunOutput
 from greenloop.parsers.source.php import MAX_TEST_FILES, PhpSources, PhpTest, pretty_class
 
 FRAMEWORK = "phpunit"
+locate = located_while_parsing
 COMMAND_RE = [
     re.compile(
         r"^(?:\w+=\S*\s+)*(?:timeout\s+(?:-\S+\s+)*\S+\s+)?"

@@ -35,13 +35,14 @@ from pathlib import PurePosixPath
 from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.normalize import RANK, add
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.python import dotted_name, module_tree
 
 FRAMEWORK = "pytest"
+locate = located_while_parsing
 COMMAND_RE = [
     re.compile(r"^(?!.*\binstall\b).*(?:^|[\s/(])(?:py\.test|pytest)(?:-3)?(?=\s|$)"),
     re.compile(r"(?:^|\s)-m\s+pytest(?=\s|$)"),

@@ -38,12 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.ruby import MAX_SPEC_NODES, SPEC_SUFFIX, SpecIndex, SpecNode
 
 FRAMEWORK = "rspec"
+locate = located_while_parsing
 
 # Env assignments and wrappers (timeout 60, env, time, nice) may come first.
 _PREFIX = (r"^(?:\w+=(?:'[^']*'|\"[^\"]*\"|\S*)\s+|(?:env|time|nice|xvfb-run)\s+"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SKIP_DIRS, SourceIndex
+from greenloop.parsers.locate import SKIP_DIRS, SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.java import (
@@ -46,6 +46,7 @@ from greenloop.parsers.source.java import (
 )
 
 FRAMEWORK = "maven-surefire"
+locate = located_while_parsing
 COMMAND_RE: list[re.Pattern[str]] = [
     re.compile(r"(?:^|[\s/])(?:mvnw?|mvnd)(?:\.cmd)?(?=\s|$)"),
 ]

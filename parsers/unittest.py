@@ -23,12 +23,13 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.python import dotted_name, module_tree
 
 FRAMEWORK = "unittest"
+locate = located_while_parsing
 COMMAND_RE = [
     re.compile(r"(?:^|\s)-m\s+unittest(?:\s|$)"),
     re.compile(r"(?:^|[\s/])setup\.py\s+(?:\S+\s+)*test(?:\s|$)"),

@@ -36,12 +36,14 @@ from greenloop.parsers.js_results import (
     test_files_for,
 )
 from greenloop.parsers.junit_xml import JUnitReader
+from greenloop.parsers.locate import located_while_parsing
 from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.js_tests import SourceSuite, SourceTest, iter_listable
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "vitest"
+locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?vitest(?:\.m?js)?(?=\s|$)")]
 OUTPUT_RE = [
     re.compile(r"^\s*RUN\s+v\d+\.\d+\.\d+", re.M),
