@@ -502,6 +502,11 @@ def parse(run: RunOutput) -> TestReport:
         tests[mod] = TestResult(id=mod, status=Status.ERRORED, message=msg or None, suite=mod)
         report.build_error = True
     report.tests = list(tests.values())
+    # No summary_counts: go test prints no count of tests anywhere. A
+    # package's ``ok``/``FAIL`` line says only how the package ended (the
+    # parser turns a FAIL without a failing test into the package's entry),
+    # and test2json's pass/fail/skip events are the per-test results
+    # themselves: counting them would check the parser against itself.
     report.build_error = report.build_error or any(p.build for p in reader.packages.values())
     report.timed_out = run.killed_by_timeout or any(t.timed_out for t in report.tests)
     if not report.tests and not reader.packages:
