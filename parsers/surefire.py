@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SKIP_DIRS, SourceIndex, located_while_parsing
+from greenloop.parsers.locate import SKIP_DIRS, Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.java import (
@@ -46,7 +47,6 @@ from greenloop.parsers.source.java import (
 )
 
 FRAMEWORK = "maven-surefire"
-locate = located_while_parsing
 COMMAND_RE: list[re.Pattern[str]] = [
     re.compile(r"(?:^|[\s/])(?:mvnw?|mvnd)(?:\.cmd)?(?=\s|$)"),
 ]
@@ -252,7 +252,7 @@ def _case_result(case: JUnitCase, console: _Console, sources: JavaSources) -> Te
         details = case.text
     elif status == Status.SKIPPED:
         message = case.message or exception_head(case.text)
-    file, line = _locate(klass, name, class_level, case.text, sources)
+    file, line = _class_error_at(klass, name, class_level, case.text, sources)
     return TestResult(
         id=f"{klass}#{name}", status=status, file=file, line=line, message=message, details=details,
         duration_s=case.time, timed_out=timed_out, native_status=case.outcome if case.outcome != "passed" else None,
@@ -260,11 +260,13 @@ def _case_result(case: JUnitCase, console: _Console, sources: JavaSources) -> Te
     )
 
 
-def _locate(klass: str, name: str, class_level: bool, text: str | None,
-            sources: JavaSources) -> tuple[str | None, int | None]:
+def _class_error_at(klass: str, name: str, class_level: bool, text: str | None,
+                    sources: JavaSources) -> tuple[str | None, int | None]:
+    """Where a class-level error (``initializationError``, a failing
+    ``@BeforeAll``) comes from: the lifecycle method that threw, else the
+    class. A test's own location is ``locate``'s."""
     if not class_level:
-        return sources.locate_test(klass, name)
-    # A class-level error points at the lifecycle method that threw (@BeforeAll...).
+        return None, None
     for f in frames(text):
         if f.group("cls") == klass or f.group("cls").startswith(klass + "$"):
             hit = sources.method_line(f.group("cls"), f.group("meth"))
@@ -297,12 +299,29 @@ def _console_result(klass: str, name: str, kind: str, lines: list[str], sources:
         simple = klass.rsplit(".", 1)[-1] + "."
         smart = next((s for s in summary_lines if s.startswith(simple)), None)
         head = f"{head}\n{smart}" if head and smart else head or smart
-    file, line = _locate(klass, name, class_level, text, sources)
+    file, line = _class_error_at(klass, name, class_level, text, sources)
     return TestResult(
         id=f"{klass}#{name}", status=Status.FAILED if kind == "FAILURE" else Status.ERRORED,
         file=file, line=line, message=head, details=text or None,
         timed_out=is_timeout(etype, head), native_status=kind.lower(), suite=klass,
     )
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``pkg.Class#method`` (or ``#display name``, ``#method(Types)``): the
+    method in the class's source file, else the class's file. A class-level
+    entry is placed by the parser, from its stack trace."""
+    java = JavaSources(sources)
+    out: dict[str, Location] = {}
+    for t in tests:
+        klass = t.suite or t.id.partition("#")[0]
+        name = t.id.removeprefix(klass + "#")
+        if name in ("", klass, t.id) or name in CLASS_LEVEL_NAMES:
+            continue
+        file, line = java.locate_test(klass, name)
+        if file is not None:
+            out[t.id] = Location(file, line)
+    return out
 
 
 def parse(run: RunOutput) -> TestReport:
