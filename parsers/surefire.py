@@ -42,6 +42,7 @@ from greenloop.parsers.source.java import (
     exception_head,
     frames,
     is_timeout,
+    locate_methods,
     short_type,
     xml_failure,
 )
@@ -309,19 +310,10 @@ def _console_result(klass: str, name: str, kind: str, lines: list[str], sources:
 
 def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
     """``pkg.Class#method`` (or ``#display name``, ``#method(Types)``): the
-    method in the class's source file, else the class's file. A class-level
-    entry is placed by the parser, from its stack trace."""
-    java = JavaSources(sources)
-    out: dict[str, Location] = {}
-    for t in tests:
-        klass = t.suite or t.id.partition("#")[0]
-        name = t.id.removeprefix(klass + "#")
-        if name in ("", klass, t.id) or name in CLASS_LEVEL_NAMES:
-            continue
-        file, line = java.locate_test(klass, name)
-        if file is not None:
-            out[t.id] = Location(file, line)
-    return out
+    method in the class's source file (``source.java.locate_methods``). A
+    class-level error is placed by the parser, from its stack trace, or not
+    at all when its class is not in the sources."""
+    return locate_methods(tests, sources)
 
 
 def parse(run: RunOutput) -> TestReport:
