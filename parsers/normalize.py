@@ -76,10 +76,11 @@ def check_totals(report: TestReport) -> None:
 
 def fill_locations(report: TestReport, run: RunOutput) -> None:
     """Give every result without a file or a line the definition its
-    framework's ``locate`` finds in the sources under the run's root; a
-    result whose id is a project file gets that file. What the output said
-    is kept: a file is only filled when missing, a line only when missing and
-    the definition is in the result's file."""
+    framework's ``locate`` finds in the sources under the run's root, else
+    the place the output gave for it (``report.output_locations``); a result
+    whose id is a project file gets that file. What the output said of the
+    result itself is kept: a file is only filled when missing, a line only
+    when missing and the location is in the result's file."""
     from greenloop.parsers import registry
 
     wanted = [t for t in report.tests if t.file is None or t.line is None]
@@ -94,6 +95,8 @@ def fill_locations(report: TestReport, run: RunOutput) -> None:
             report.warnings.append(f"locating the {report.framework} tests failed ({type(exc).__name__}: {exc})")
     for t in wanted:
         loc = found.get(t.id)
+        if loc is None and t.id in report.output_locations:
+            loc = Location(*report.output_locations[t.id])
         if loc is None and t.file is None and (rel := index.relative(t.id)) and index.exists(rel):
             loc = Location(rel)
         if loc is None:

@@ -726,34 +726,37 @@ class _Parser:
         return self.console.tree.marks > 0 and not self.opts.formatters
 
     def place(self, f: TestResult, entry: Entry | None) -> None:
-        """File and line of an example as the output prints them: the
-        ``Failed examples`` rerun line, else the failure's location; only for
-        an example the sources do not define (the failure's location is not
-        the definition): ``locate``, the normalizer's step, places the others."""
-        if self.node_for(f.id) is not None:
-            return
+        """Where the output places an example: the ``Failed examples`` rerun
+        line, else the failure's location. For the normalizer, which uses it
+        only when ``locate`` does not find the example in the sources (the
+        failure's location is not the definition)."""
         for loc, desc in self.console.failed_list:
             if desc != f.id:
                 continue
             m = SPEC_PATH_RE.match(loc)
             if m:
-                f.file = self.sources.relative(m.group(1))
+                file = self.sources.relative(m.group(1))
+                line = None
                 if m.group(2):
-                    f.line = int(m.group(2).split(":")[0])
-                elif m.group(3) and f.file:
-                    n = self.node_by_id(f.file, m.group(3))
-                    f.line = n.line if n else None
+                    line = int(m.group(2).split(":")[0])
+                elif m.group(3) and file:
+                    n = self.node_by_id(file, m.group(3))
+                    line = n.line if n else None
+                if file:
+                    self.report.output_locations[f.id] = (file, line)
                 return
         if entry is not None:
             loc = entry.location()
             if loc is not None:
-                f.file, f.line = self.sources.relative(loc[0]), loc[1]
+                if file := self.sources.relative(loc[0]):
+                    self.report.output_locations[f.id] = (file, loc[1])
                 return
             _, trace = entry.body()
             for ln in trace:
                 m = FRAME_RE.match(ln)
                 if m and m.group(1).endswith(SPEC_SUFFIX):
-                    f.file, f.line = self.sources.relative(m.group(1)), int(m.group(2))
+                    if file := self.sources.relative(m.group(1)):
+                        self.report.output_locations[f.id] = (file, int(m.group(2)))
                     return
 
     def from_tree(self, named: set[str], failure_names: dict[int, str]) -> list[TestResult]:
