@@ -21,6 +21,8 @@ from greenloop.parsers.models import TestReport
 from greenloop.parsers.run_output import RunOutput
 
 FRAMEWORK = "ava"
+# AVA's TAP names no definition and the generic reader places a test only where its
+# diagnostics say (``at:``): there is no source lookup to hand to the normalizer.
 locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?ava(?:\.m?js)?(?=\s|$)")]
 # AVA's TAP has nothing of its own to recognise it by.

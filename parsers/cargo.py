@@ -44,6 +44,8 @@ from greenloop.parsers.run_output import ANSI_RE, RunOutput
 from greenloop.parsers.source.rust import DOC_ID, RustSources, RustTest, TestBinary
 
 FRAMEWORK = "cargo-test"
+# A test is found in its test binary's target (the crate and root file from cargo's
+# ``Running`` line), which a result does not carry: the parser places it.
 locate = located_while_parsing
 COMMAND_RE = [
     # cargo [+toolchain] [global flags] test|t ... (not nextest: its output differs)

@@ -50,6 +50,8 @@ from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.cpp import GTestSources
 
 FRAMEWORK = "ctest"
+# A ctest test that runs a whole gtest binary is placed at the first gtest test its
+# output says failed: the parser places it while it reads that output.
 locate = located_while_parsing
 _ENV = r"^\s*(?:\w+=\S*\s+)*"
 COMMAND_RE = [

@@ -44,6 +44,8 @@ from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "generic"
+# No language, so no source indexer: a test is placed only where its report or its TAP
+# diagnostics say.
 locate = located_while_parsing
 # Empty on purpose: the generic parser is never chosen by detection.
 COMMAND_RE: list[re.Pattern[str]] = []

@@ -55,6 +55,9 @@ from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"
+# The spec node an entry maps to (by its structured title path, its fullTitle or its
+# title, or a failing hook's suite) gives its file and suite, which key and select it,
+# as well as its line: the parser places it while it maps the entry.
 locate = located_while_parsing
 
 # ============================================================================ the Mocha parser

@@ -41,6 +41,8 @@ from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
+# The parser needs the spec node an entry maps to anyway (it tells a suite, which is
+# dropped, from a test); the node's file, suite and line come with it.
 locate = located_while_parsing
 SEP = " > "
 

@@ -61,6 +61,8 @@ from greenloop.parsers.tap import (
 )
 
 FRAMEWORK = "tape"
+# A test is found by its title alone, and the failure's stack location chooses among
+# calls with the same title: that needs the output, so the parser places it.
 locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?tape(?:\.js)?(?=\s|$)")]
 OUTPUT_RE = [
