@@ -188,3 +188,18 @@ def test_a_framework_without_sources_keeps_the_results_as_they_are(tmp_path: Pat
     where = located(tmp_path / "missing", "pytest", "pytest",
                     TestResult(id="tests/test_x.py::test_a", status=Status.FAILED, file="tests/test_x.py"))
     assert where == {"tests/test_x.py::test_a": ("tests/test_x.py", None)}
+
+
+def test_a_place_the_output_gave_is_used_only_when_the_sources_have_no_definition(tmp_path: Path) -> None:
+    # RSpec prints where an example failed ("# ./spec/cart_spec.rb:4:in ..."): not its definition.
+    write_files(tmp_path, {"spec/cart_spec.rb": 'RSpec.describe "cart" do\n  it "adds" do\n'
+                                                "    expect(1).to eq(2)\n  end\nend\n"})
+    report = TestReport(framework="rspec", tests=[
+        TestResult(id="cart adds", status=Status.FAILED),
+        TestResult(id="cart removes", status=Status.FAILED),  # defined in a file the run no longer has
+    ], output_locations={"cart adds": ("spec/cart_spec.rb", 3), "cart removes": ("spec/old_spec.rb", 9)})
+    finish(report, RunOutput(command="rspec", exit_code=1, cwd=tmp_path))
+    assert [(t.id, t.file, t.line) for t in report.tests] == [
+        ("cart adds", "spec/cart_spec.rb", 2), ("cart removes", "spec/old_spec.rb", 9)]
+    # working state of the parse, not part of the report anyone reads
+    assert "output_locations" not in report.model_dump()
