@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from greenloop.parsers.models import TestResult
+    from greenloop.parsers.run_output import RunOutput
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "target", "build", "out", "dist", ".venv", "venv",
@@ -173,7 +177,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
-def located_while_parsing(run: object, tests: object, sources: SourceIndex) -> dict[str, Location]:
+def located_while_parsing(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
     """``Parser.locate`` of a framework whose parser places its tests while it
     reads the output (where the output's own locations and the sources are
     read together): the normalizer has nothing more to find for it."""
