@@ -16,10 +16,14 @@ import re
 
 from greenloop.parsers import generic
 from greenloop.parsers.js_results import RUNNER_PREFIX
+from greenloop.parsers.locate import located_while_parsing
 from greenloop.parsers.models import TestReport
 from greenloop.parsers.run_output import RunOutput
 
 FRAMEWORK = "ava"
+# AVA's TAP names no definition and the generic reader places a test only where its
+# diagnostics say (``at:``): there is no source lookup to hand to the normalizer.
+locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?ava(?:\.m?js)?(?=\s|$)")]
 # AVA's TAP has nothing of its own to recognise it by.
 OUTPUT_RE: list[re.Pattern[str]] = []

@@ -38,12 +38,15 @@ from pathlib import Path, PurePosixPath
 
 from greenloop.parsers.command import command_words
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import ANSI_RE, RunOutput
 from greenloop.parsers.source.rust import DOC_ID, RustSources, RustTest, TestBinary
 
 FRAMEWORK = "cargo-test"
+# A test is found in its test binary's target (the crate and root file from cargo's
+# ``Running`` line), which a result does not carry: the parser places it.
+locate = located_while_parsing
 COMMAND_RE = [
     # cargo [+toolchain] [global flags] test|t ... (not nextest: its output differs)
     re.compile(r"(?:^|[\s/;&|(])cargo(?:\s+\+\S+)?(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*?\s+(?:llvm-cov\s+)?(?:test|t)"

@@ -44,12 +44,15 @@ from greenloop.parsers.cmake_build import BuildErrors
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.googletest import Console, ConsoleReader, Part
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.cpp import GTestSources
 
 FRAMEWORK = "ctest"
+# A ctest test that runs a whole gtest binary is placed at the first gtest test its
+# output says failed: the parser places it while it reads that output.
+locate = located_while_parsing
 _ENV = r"^\s*(?:\w+=\S*\s+)*"
 COMMAND_RE = [
     re.compile(_ENV + r"(?:\S*/)?ctest(?:\.exe)?(?:\s|$)"),

@@ -38,12 +38,15 @@ from pathlib import Path
 
 from greenloop.parsers.command import command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "generic"
+# No language, so no source indexer: a test is placed only where its report or its TAP
+# diagnostics say.
+locate = located_while_parsing
 # Empty on purpose: the generic parser is never chosen by detection.
 COMMAND_RE: list[re.Pattern[str]] = []
 OUTPUT_RE: list[re.Pattern[str]] = []

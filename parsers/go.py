@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.normalize import add
 from greenloop.parsers.run_output import RunOutput, strip_ansi
@@ -441,6 +442,25 @@ def _selected(name: str, flags: GoTestFlags) -> bool:
 # ---------------------------------------------------------------------------
 
 
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``<import path>::<Test>[/<subtest>]``: the ``func`` of the top-level
+    test in the package's directory, among the files the command's build tags
+    compile; a subtest gets that file but no line (its ``t.Run`` call's line
+    is not known). A package's own entry (a build or ``TestMain`` failure) is
+    not a test: the parser places it where its error is."""
+    src = GoSources(sources, _flags(run.command))
+    out: dict[str, Location] = {}
+    for t in tests:
+        path, sep, name = t.id.partition("::")
+        if not sep:
+            continue
+        top, sub, _ = name.partition("/")
+        file, line = src.func_line(src.pkg_dir(t.suite or path), top)
+        if file is not None:
+            out[t.id] = Location(file, None if sub else line)
+    return out
+
+
 def parse(run: RunOutput) -> TestReport:
     """Parse ``go test`` output (plain, -v or -json) into a report."""
     report = TestReport(framework=FRAMEWORK)
@@ -482,6 +502,11 @@ def parse(run: RunOutput) -> TestReport:
         tests[mod] = TestResult(id=mod, status=Status.ERRORED, message=msg or None, suite=mod)
         report.build_error = True
     report.tests = list(tests.values())
+    # No summary_counts: go test prints no count of tests anywhere. A
+    # package's ``ok``/``FAIL`` line says only how the package ended (the
+    # parser turns a FAIL without a failing test into the package's entry),
+    # and test2json's pass/fail/skip events are the per-test results
+    # themselves: counting them would check the parser against itself.
     report.build_error = report.build_error or any(p.build for p in reader.packages.values())
     report.timed_out = run.killed_by_timeout or any(t.timed_out for t in report.tests)
     if not report.tests and not reader.packages:
@@ -555,7 +580,6 @@ def _package_results(pkg: _Package, reader: _Reader, src: GoSources, flags: GoTe
         _add_static(pkg, src, directory, flags, report)
     killed = run.killed_by_timeout and pkg.result is None
     any_failed = False
-    where = src.func_lines(directory)
     for t in pkg.tests.values():
         status, timed_out, native = t.status, False, None
         if status is None:
@@ -566,16 +590,11 @@ def _package_results(pkg: _Package, reader: _Reader, src: GoSources, flags: GoTe
             timed_out = pkg.timeout is not None or killed
             status, native = Status.FAILED, (None if timed_out else DIED)
         any_failed = any_failed or status == Status.FAILED
-        top, sub, _ = t.name.partition("/")
-        file, line = where.get(top) or src.func_line(directory, top)
-        if sub:
-            line = None  # a subtest: the line of its t.Run call is not known
         if status is Status.PASSED:
-            out.append(TestResult(id=f"{path}::{t.name}", status=status, file=file, line=line,
-                                  duration_s=t.duration, suite=path))
+            out.append(TestResult(id=f"{path}::{t.name}", status=status, duration_s=t.duration, suite=path))
             continue
         out.append(TestResult(
-            id=f"{path}::{t.name}", status=status, file=file, line=line,
+            id=f"{path}::{t.name}", status=status,
             message=_message(t, pkg, timed_out), details=_details(t), duration_s=t.duration,
             timed_out=timed_out, suite=path, native_status=native,
         ))
@@ -743,8 +762,4 @@ def _gotestsum_console(reader: _Reader, tests: dict[str, TestResult], src: GoSou
         if module and path != module and not path.startswith(module + "/") and \
                 src.pkg_dir(f"{module}/{path}") is not None:
             path = f"{module}/{path}"  # gotestsum prints paths relative to the module
-        tid = f"{path}::{name}"
-        directory = src.pkg_dir(path)
-        file, line = src.func_line(directory, name)
-        add(tests, TestResult(id=tid, status=WORD_STATUS[word], file=file, line=None if "/" in name else line,
-                              suite=path))
+        add(tests, TestResult(id=f"{path}::{name}", status=WORD_STATUS[word], suite=path))

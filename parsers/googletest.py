@@ -32,7 +32,7 @@ from __future__ import annotations
 import html
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -41,7 +41,7 @@ from greenloop.parsers.cmake_build import BuildErrors
 from greenloop.parsers.command import command_words
 from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.cpp import GTestSources, is_disabled
@@ -608,6 +608,13 @@ def _crash_result(t: ConsoleTest, run: RunOutput) -> TestResult:
     return r
 
 
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``Suite.Test`` (with ``Prefix/``, ``/N`` of parameterized and typed
+    tests): the ``TEST``/``TEST_F``/``TEST_P``/``TYPED_TEST`` that defines it."""
+    src = GTestSources(sources)
+    return {t.id: Location(*loc) for t in tests if (loc := src.locate(t.id))}
+
+
 def parse(run: RunOutput) -> TestReport:
     """Parse one run of gtest binaries (see the module docstring)."""
     report = TestReport(framework=FRAMEWORK)
@@ -675,12 +682,7 @@ def parse(run: RunOutput) -> TestReport:
         results[suite] = TestResult(id=suite, status=Status.ERRORED, native_status=f"{what} failed",
                                     message=holder.message() or f"{suite}: {what} failed", details=holder.details())
 
-    for r in results.values():
-        if r.file is None or r.line is None:
-            loc = src.locate(r.id)
-            if loc:
-                r.file, r.line = loc
-        report.tests.append(r)
+    report.tests.extend(results.values())
     report.timed_out = any(r.timed_out for r in report.tests) or run.killed_by_timeout
     if console.unnamed_crash or (console.ran is None and console.running is None and not from_report
                                  and run.exit_code not in (0, 1, None)):

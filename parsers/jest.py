@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from greenloop.parsers.js_results import (
     error_message,
     line_in,
     load_json_report,
+    locate_tests,
     marker_line,
     name_pattern,
     note_unlisted,
@@ -38,8 +39,8 @@ from greenloop.parsers.js_results import (
     test_files_for,
 )
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestReport
+from greenloop.parsers.locate import Location, SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.js_tests import SourceTest, iter_listable
 
@@ -436,6 +437,11 @@ def _check_summary(b: ResultSet, con: _Console) -> None:
 
 
 # --------------------------------------------------------------------------- entry point
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """A test's ``it``/``test`` call in its file (``js_results.locate_tests``)."""
+    return locate_tests("jest", SEP, tests, sources)
 
 
 def parse(run: RunOutput) -> TestReport:

@@ -8,12 +8,12 @@ tests of a file that a reporter did not print.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.json_report import first_json_object, read_json_file
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.normalize import add
 from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
@@ -154,28 +154,23 @@ class ResultSet:
     def split(self, file: str | None, printed: str) -> tuple[tuple[str, ...], str]:
         """A printed full name split into describe titles and title; the
         sources decide when a title itself contains the separator."""
-        parts = printed.split(self.sep)
-        path, title = tuple(parts[:-1]), parts[-1]
-        if not path or self.js.find(file, path, title) is not None:
-            return path, title
-        found = self.js.split_joined(file, printed, self.sep)
-        return (found[1], found[2]) if found else (path, title)
+        return split_name(self.js, file, printed, self.sep)
 
     def add(self, file: str | None, path: tuple[str, ...], title: str, status: Status, *,
             native: str | None = None, message: str | None = None, details: str | None = None,
             line: int | None = None, duration: float | None = None, timed_out: bool = False,
             supersede: bool = False) -> TestResult:
-        """Record one test; its file and line come from the sources when the
-        output does not give them. A test read before is merged with this
-        reading (parsers/normalize.py), or replaced by it with ``supersede``."""
+        """Record one test; its file comes from the sources when the output
+        does not give it (results are keyed by file), its line from
+        ``locate_tests`` (the normalizer's step) when the output does not give
+        it. A test read before is merged with this reading
+        (parsers/normalize.py), or replaced by it with ``supersede``."""
         test_id = self.sep.join((*path, title))
         src = self.js.find(file, path, title)
         if file is None and src is not None:
             file = src.file
-        if src is not None:
-            line = src.line if line is None else line
-            if status == Status.SKIPPED and src.todo and native in (None, "skipped", "pending"):
-                native = "todo"
+        if src is not None and status == Status.SKIPPED and src.todo and native in (None, "skipped", "pending"):
+            native = "todo"
         timed_out = timed_out or bool(status == Status.FAILED and message and self.timeout.search(message))
         result = TestResult(id=test_id, status=status, file=file, line=line, message=message, details=details,
                             duration_s=duration, native_status=native, suite=file, timed_out=timed_out)
@@ -203,6 +198,33 @@ class ResultSet:
         self.report.build_error = any(
             r.status == Status.ERRORED and r.id == r.file and not self.has_tests(r.file) for r in self.report.tests)
         self.report.timed_out = self.run.killed_by_timeout or any(r.timed_out for r in self.report.tests)
+
+
+def split_name(js: JSTestIndex, file: str | None, printed: str, sep: str) -> tuple[tuple[str, ...], str]:
+    """A printed full name (``describe › … › title``) split into describe
+    titles and title; the sources decide when a title itself contains ``sep``."""
+    parts = printed.split(sep)
+    path, title = tuple(parts[:-1]), parts[-1]
+    if not path or js.find(file, path, title) is not None:
+        return path, title
+    found = js.split_joined(file, printed, sep)
+    return (found[1], found[2]) if found else (path, title)
+
+
+def locate_tests(flavor: str, sep: str, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``Parser.locate`` of Jest and Vitest: a test (``describe › … › title``
+    in its file) is the ``it``/``test`` call with that describe path and
+    title in the file; an errored entry is a file that failed to load or a
+    suite whose hook failed, placed by the parser from the error."""
+    js = JSTestIndex(sources, flavor)
+    out: dict[str, Location] = {}
+    for t in tests:
+        if t.file is None or t.status == Status.ERRORED:
+            continue
+        src = js.find(t.file, *split_name(js, t.file, t.id, sep))
+        if src is not None:
+            out[t.id] = Location(src.file, src.line)
+    return out
 
 
 # Options of the jest/vitest CLIs that take a separate value word.

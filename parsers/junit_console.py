@@ -25,13 +25,14 @@ failed (``@BeforeAll``/``@BeforeClass``) are ``errored``; timeouts are
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.java import (
@@ -41,6 +42,7 @@ from greenloop.parsers.source.java import (
     exception_type,
     is_abort,
     is_timeout,
+    locate_methods,
     simple_params,
     xml_failure,
 )
@@ -817,6 +819,12 @@ def _class_level_trace(text: str | None) -> bool:
 # -- parse ------------------------------------------------------------------------
 
 
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``pkg.Class#method`` (or its display name, ``method(Types)``): the
+    method in the class's source file (``source.java.locate_methods``)."""
+    return locate_methods(tests, sources)
+
+
 def parse(run: RunOutput) -> TestReport:
     """Parse a console launcher run (and its legacy XML reports when written)."""
     report = TestReport(framework=FRAMEWORK)
@@ -844,9 +852,8 @@ def parse(run: RunOutput) -> TestReport:
     report.warnings.extend(resolver.warnings)
 
     for t in tests.values():
-        file, line = sources.locate_test(t.klass, t.name) if t.klass else (None, None)
         report.tests.append(TestResult(
-            id=t.id, status=t.status, file=file, line=line, message=t.message, details=t.details,
+            id=t.id, status=t.status, message=t.message, details=t.details,
             duration_s=t.duration, timed_out=t.timed_out, native_status=t.native, suite=t.klass,
         ))
     if compile_errors.errors:

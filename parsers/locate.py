@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from greenloop.parsers.models import TestResult
+    from greenloop.parsers.run_output import RunOutput
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "target", "build", "out", "dist", ".venv", "venv",
@@ -20,6 +25,14 @@ SKIP_DIRS = {
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 ROOT_PLACEHOLDER = "<ROOT>"
+
+
+class Location(NamedTuple):
+    """Where a test is defined: a project file (relative POSIX path) and,
+    when known, the 1-based line of its definition."""
+
+    file: str
+    line: int | None = None
 
 
 class SourceIndex:
@@ -162,3 +175,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(c))
             i += 1
     return re.compile("".join(out))
+
+
+def located_while_parsing(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``Parser.locate`` of a framework whose parser places its tests while it
+    reads the output (where the output's own locations and the sources are
+    read together): the normalizer has nothing more to find for it."""
+    return {}

@@ -42,7 +42,7 @@ import yaml
 from greenloop.parsers.command import command_words, option_values, with_package_scripts
 from greenloop.parsers.js_results import RUNNER_PREFIX
 from greenloop.parsers.junit_xml import JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex, glob_regex
+from greenloop.parsers.locate import SourceIndex, glob_regex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import (
@@ -55,6 +55,10 @@ from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapReader
 
 FRAMEWORK = "mocha"
+# The spec node an entry maps to (by its structured title path, its fullTitle or its
+# title, or a failing hook's suite) gives its file and suite, which key and select it,
+# as well as its line: the parser places it while it maps the entry.
+locate = located_while_parsing
 
 # ============================================================================ the Mocha parser
 

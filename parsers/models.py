@@ -112,6 +112,11 @@ class TestReport(BaseModel):
     # ("failed+errored") or "total", to a count. The normalizer checks the
     # tests against it and warns where they differ.
     summary_counts: dict[str, int] = Field(default_factory=dict)
+    # Where the output places a test without naming its definition (a
+    # failure's line, a stack frame), by id: the normalizer uses it only for
+    # a test its framework's ``locate`` cannot find in the sources. Working
+    # state of one parse, left out of the report's serialized form.
+    output_locations: dict[str, tuple[str, int | None]] = Field(default_factory=dict, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -40,12 +40,15 @@ import re
 from dataclasses import dataclass, field
 
 from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import SourceIndex, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.tap import TapPoint, TapReader, UniqueIds, point_failed, point_location, point_message
 
 FRAMEWORK = "node-tap"
+# A subtest's file comes from its parents' and the failing points' locations in the
+# output: the parser places it while it reads them.
+locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?tap(?:\.m?js)?(?=\s|$)")]
 OUTPUT_RE = [
     # node-tap's closing counters and per-test times.

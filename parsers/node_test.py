@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from greenloop.parsers.command import option_values, plain_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex, glob_regex
+from greenloop.parsers.locate import SourceIndex, glob_regex, located_while_parsing
 from greenloop.parsers.mocha import effective_words
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
@@ -41,6 +41,9 @@ from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
 from greenloop.parsers.tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
+# The parser needs the spec node an entry maps to anyway (it tells a suite, which is
+# dropped, from a test); the node's file, suite and line come with it.
+locate = located_while_parsing
 SEP = " > "
 
 NODE_PREFIX = (

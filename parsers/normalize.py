@@ -1,5 +1,7 @@
 """The last step of every parse, whatever the framework: one entry per id,
-file filled in where the id is a project file, the per-test counts checked
+file and line filled in where the output did not say them (the framework's
+``locate`` over the project's sources, else the id when it is a project
+file), the per-test counts checked
 against the framework's own summary, the report's timeout flag agreeing with
 its tests, and a report without per-test results saying so (with the
 output's tail for a human). Each rule that changes something or finds a
@@ -13,7 +15,7 @@ rule decides what the test's entry says.
 
 from __future__ import annotations
 
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 
@@ -72,6 +74,38 @@ def check_totals(report: TestReport) -> None:
         report.warnings.append(f"the {report.framework} summary counted {said}; the per-test results have {have}")
 
 
+def fill_locations(report: TestReport, run: RunOutput) -> None:
+    """Give every result without a file or a line the definition its
+    framework's ``locate`` finds in the sources under the run's root, else
+    the place the output gave for it (``report.output_locations``); a result
+    whose id is a project file gets that file. What the output said of the
+    result itself is kept: a file is only filled when missing, a line only
+    when missing and the location is in the result's file."""
+    from greenloop.parsers import registry
+
+    wanted = [t for t in report.tests if t.file is None or t.line is None]
+    if not wanted:
+        return
+    index = SourceIndex(run.sources_root)
+    found: dict[str, Location] = {}
+    if report.framework in registry.BY_NAME:
+        try:
+            found = registry.parser(report.framework).locate(run, wanted, index)
+        except Exception as exc:  # a locator bug must not lose the run
+            report.warnings.append(f"locating the {report.framework} tests failed ({type(exc).__name__}: {exc})")
+    for t in wanted:
+        loc = found.get(t.id)
+        if loc is None and t.id in report.output_locations:
+            loc = Location(*report.output_locations[t.id])
+        if loc is None and t.file is None and (rel := index.relative(t.id)) and index.exists(rel):
+            loc = Location(rel)
+        if loc is None:
+            continue
+        t.file = t.file or loc.file
+        if t.line is None and t.file == loc.file:
+            t.line = loc.line
+
+
 def finish(report: TestReport, run: RunOutput) -> TestReport:
     """Apply the rules above to a parser's report (in place) and return it."""
     by_id: dict[str, TestResult] = {}
@@ -85,13 +119,7 @@ def finish(report: TestReport, run: RunOutput) -> TestReport:
     if twice:
         report.tests = list(by_id.values())
         report.warnings.append(f"{len(twice)} result(s) repeated an id and were merged: {', '.join(twice[:5])}")
-    index: SourceIndex | None = None
-    for t in report.tests:
-        if t.file is None:
-            index = index or SourceIndex(run.sources_root)
-            rel = index.relative(t.id)
-            if rel and index.exists(rel):
-                t.file = rel
+    fill_locations(report, run)
     check_totals(report)
     report.timed_out = report.timed_out or any(t.timed_out for t in report.tests)
     if not report.tests and run.exit_code not in (0, None):

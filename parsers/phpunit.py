@@ -35,6 +35,7 @@ File and line: the test method's definition.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -42,7 +43,7 @@ from defusedxml.ElementTree import fromstring as xml_fromstring
 
 from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import ANSI_RE, RunOutput
 from greenloop.parsers.source.php import MAX_TEST_FILES, PhpSources, PhpTest, pretty_class
@@ -1050,29 +1051,46 @@ def _merge(primary: list[_Res], console: list[_Res]) -> list[_Res]:
     return out
 
 
-def _locate(res: _Res, src: PhpSources, plan_by_id: dict[str, PhpTest]) -> tuple[str | None, int | None]:
-    """The test method's definition: from the plan, the report, the sources
-    or, last, the trace."""
-    index = src.index
-    if (t := plan_by_id.get(res.id)) is not None:
-        return t.cls.file, t.method.line
-    if res.file:
-        return index.relative(res.file) or res.file, res.line
-    if CLASS_NAME.match(res.id) and (cls := src.by_name(res.id)) is not None:
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``Class::method`` (with ``with data set "x"``): the method as the
+    suite the command runs defines it (``phpunit.xml``, paths, filters), else
+    the method in the named class or the nearest parent that has it; a
+    class-level entry (``Class``) is the class."""
+    src = PhpSources(sources)
+    try:
+        plan, _ = plan_suite(src, _args(run.command))
+    except Exception:  # the plan is a bonus: the classes below still place most tests
+        plan = None
+    plan_by_id = {t.id: t for t in plan or []}
+    out: dict[str, Location] = {}
+    for t in tests:
+        if (p := plan_by_id.get(t.id)) is not None:
+            out[t.id] = Location(p.cls.file, p.method.line)
+        elif (hit := _definition(t.id, src)) is not None:
+            out[t.id] = Location(*hit)
+    return out
+
+
+def _definition(tid: str, src: PhpSources) -> tuple[str, int] | None:
+    """A test class, or a test method in its class or the nearest parent that has it."""
+    if CLASS_NAME.match(tid) and (cls := src.by_name(tid)) is not None:
         return cls.file, cls.line
+    m = TEST_NAME.match(tid)
+    cls = src.by_name(m["cls"]) if m else None
+    while m and cls is not None:
+        for meth in cls.methods:
+            if meth.name == m["method"]:
+                return cls.file, meth.line
+        cls = src.by_name(cls.parent) if cls.parent and cls.parent != cls.name else None
+    return None
+
+
+def _output_location(res: _Res, index: SourceIndex) -> tuple[str, int | None] | None:
+    """Where the output places a test it does not name the definition of: the
+    frame of its class's file in the trace (at the method's line when the file
+    has it), else the trace's last frame."""
     m = TEST_NAME.match(res.id)
     if m:
-        cls = src.by_name(m["cls"])
-        if cls is not None:
-            for meth in cls.methods:
-                if meth.name == m["method"]:
-                    return cls.file, meth.line
-            parent = src.by_name(cls.parent) if cls.parent else None
-            while parent is not None:
-                for meth in parent.methods:
-                    if meth.name == m["method"]:
-                        return parent.file, meth.line
-                parent = src.by_name(parent.parent) if parent.parent and parent.parent != parent.name else None
         short = m["cls"].rsplit("\\", 1)[-1]
         for file, line in reversed(res.trace):
             if PurePosixPath(file).name == f"{short}.php":
@@ -1082,7 +1100,7 @@ def _locate(res: _Res, src: PhpSources, plan_by_id: dict[str, PhpTest]) -> tuple
     if res.trace:
         file, line = res.trace[-1]
         return index.relative(file) or file, line
-    return None, None
+    return None
 
 
 def _junit_path(run: RunOutput, args: _Args, src: PhpSources) -> tuple[Path | None, str | None]:
@@ -1108,7 +1126,6 @@ def parse(run: RunOutput) -> TestReport:
     except Exception as exc:  # the plan is a bonus: never let it lose the run
         plan, ordered = None, False
         report.warnings.append(f"could not read the test suite from the sources ({type(exc).__name__}: {exc})")
-    plan_by_id = {t.id: t for t in plan or []}
 
     console, hanging = _console_results(con, src, plan, ordered, report)
     results = console
@@ -1139,7 +1156,9 @@ def parse(run: RunOutput) -> TestReport:
             continue
         seen.add(r.id)
         status, native = KIND_STATUS.get(r.kind, (Status.PASSED, None))
-        file, line = _locate(r, src, plan_by_id)
+        file, line = (src.index.relative(r.file) or r.file, r.line) if r.file else (None, None)
+        if file is None and (where := _output_location(r, src.index)) is not None:
+            report.output_locations[r.id] = where
         # --enforce-time-limit: PHPUnit reports the test as risky
         timed_out = r.timed_out or (r.kind == "risky" and bool(TIME_LIMIT.search(r.message or "")))
         report.tests.append(TestResult(

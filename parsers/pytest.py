@@ -19,6 +19,10 @@ Where each piece of knowledge comes from:
 * reports named by the command (``--junitxml``, ``--json-report``) are read
   first and cross-checked: a non-strict XPASS is a plain pass in JUnit XML, a
   killed run writes no report at all.
+
+Lines are not read from the reports: their ``line``/``lineno`` is where the
+decorated definition starts (its first decorator), not the ``def``; the
+normalizer asks ``locate`` for the ``def`` line of every test.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ import itertools
 import re
 import tomllib
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from greenloop.parsers.command import command_words, tool_words
 from greenloop.parsers.json_report import read_json_file
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.normalize import RANK, add
 from greenloop.parsers.run_output import RunOutput
@@ -1140,11 +1145,10 @@ def _read_junit(run: RunOutput, path: str, index: SourceIndex, report: TestRepor
             status = Status.XFAILED if case.type == "pytest.xfail" else Status.SKIPPED
         elif case.outcome in ("failure", "error"):
             message = _e_message(case.text) or case.message
-        line = case.line + 1 if case.line is not None else None  # 0-based first line
         if tid in found:  # a teardown error is a second <testcase> of the same test
             _put(found, tid, status, message)
             continue
-        found[tid] = TestResult(id=tid, status=status, file=tid.split("::")[0], line=line, message=message,
+        found[tid] = TestResult(id=tid, status=status, file=tid.split("::")[0], message=message,
                                 details=case.text if status in (Status.FAILED, Status.ERRORED) else None,
                                 duration_s=case.time)
     report.warnings.extend(reader.warnings)
@@ -1203,10 +1207,8 @@ def _read_json(run: RunOutput, path: str, report: TestReport, found: dict[str, T
             elif status in (Status.FAILED, Status.ERRORED):
                 message = crash.get("message") or (str(longrepr) if longrepr else None)
                 details = str(longrepr) if longrepr else None
-        lineno = t.get("lineno")
         found[t["nodeid"]] = TestResult(
             id=t["nodeid"], status=status, file=t["nodeid"].split("::")[0], message=message, details=details,
-            line=lineno + 1 if isinstance(lineno, int) else None,
             duration_s=sum(float(p.get("duration") or 0) for p in phases) if phases else None)
     report.sources.append(f"json-report:{path}")
     summary = data.get("summary") if isinstance(data.get("summary"), dict) else {}
@@ -1435,19 +1437,19 @@ def _messages(c: _Console, found: dict[str, TestResult], order: list[str]) -> No
 
 
 def _finish(found: dict[str, TestResult], src: _Sources, index: SourceIndex) -> None:
+    """Files from the ids (a module's entry is its path), skip and xfail
+    reasons the output cut or left out from the markers, timeouts."""
     for t in found.values():
         if "::" not in t.id:
             t.file = index.relative(t.id) or t.id
             continue
         t.file = t.id.split("::", 1)[0]
-        d = src.find(t.id)
+        d = src.find(t.id) if not t.message and t.status != Status.PASSED else None
         if d is not None:
-            t.line = d.line
-            if not t.message:
-                if t.status == Status.SKIPPED:
-                    t.message = d.skip or d.skipif or None
-                elif t.status in (Status.XFAILED, Status.XPASSED):
-                    t.message = d.xfail or None
+            if t.status == Status.SKIPPED:
+                t.message = d.skip or d.skipif or None
+            elif t.status in (Status.XFAILED, Status.XPASSED):
+                t.message = d.xfail or None
         if t.status == Status.FAILED and t.message and TIMEOUT_MSG.search(t.message):
             t.timed_out = True
 
@@ -1488,6 +1490,15 @@ def _teardown_calls(c: _Console) -> dict[str, Status]:
         if tid not in calls and ".".join(tid.split("::")[1:]) in teardown:
             calls[tid] = Status.FAILED if Status.FAILED in w else Status.PASSED
     return calls
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``path::Class::test[params]``: the ``def`` of the function pytest
+    collects under that id (the project's ``python_files``/``classes``/
+    ``functions`` rules; parameters the sources cannot spell fall back to the
+    function). A module's own entry (``path``) has no line."""
+    src = _Sources(sources, _config(sources))
+    return {t.id: Location(d.file, d.line) for t in tests if "::" in t.id and (d := src.find(t.id)) is not None}
 
 
 def parse(run: RunOutput) -> TestReport:

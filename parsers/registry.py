@@ -1,7 +1,9 @@
 """Which parser handles which framework: one table.
 
 Every framework parser is a module that satisfies :class:`Parser` (see
-``parsers/README.md`` for the recipe). The table below says, per framework,
+``parsers/README.md`` for the recipe): ``parse`` reads a run's output,
+``locate`` says where the tests it named are defined (the normalizer asks it
+for every result the output left without a file or a line). The table below says, per framework,
 its canonical name (the corpus folder name), the names people also use for
 it, its language (whose source indexer finds file and line) and the output
 formats its parser reads. Detection reads each parser's ``COMMAND_RE`` and
@@ -23,7 +25,8 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from greenloop.domain.errors import UnknownFrameworkError
-from greenloop.parsers.models import TestReport
+from greenloop.parsers.locate import Location, SourceIndex
+from greenloop.parsers.models import TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 
 
@@ -39,6 +42,17 @@ class Parser(Protocol):
 
     def parse(self, run: RunOutput) -> TestReport:
         """One finished run -> a report; never raises on bad output (warnings say what was odd)."""
+        ...
+
+    def locate(self, run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+        """Where ``tests`` are defined, by id: the framework's way from a test
+        id (and the ``suite``/``file`` the output gave) to its definition,
+        read from the project's sources (``sources``, rooted where the run
+        ran) through the language's indexer in ``source/``; ``run`` is there
+        for what the command says about the sources (build tags, spec
+        globs). ``tests`` are the results the output left without a file or
+        a line; an id it cannot place is left out (the normalizer then takes
+        an id that is a project file as its file)."""
         ...
 
 

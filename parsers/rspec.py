@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.ruby import MAX_SPEC_NODES, SPEC_SUFFIX, SpecIndex, SpecNode
@@ -470,10 +470,10 @@ SPEC_PATH_RE = re.compile(r"^(.+?)(?::(\d+(?::\d+)*)|\[([\d:,]+)\])?$")
 
 
 class _Parser:
-    def __init__(self, run: RunOutput) -> None:
+    def __init__(self, run: RunOutput, sources: SourceIndex | None = None) -> None:
         self.run = run
         self.report = TestReport(framework=FRAMEWORK)
-        self.sources = SourceIndex(run.sources_root)
+        self.sources = sources or SourceIndex(run.sources_root)
         self.specs = SpecIndex(self.sources)
         self.opts = parse_options(run.command, run.sources_root)
         self.console = Console()
@@ -595,10 +595,6 @@ class _Parser:
             status = ex.get("status")
             file = self.sources.relative(ex["file_path"]) if isinstance(ex.get("file_path"), str) else None
             line = ex.get("line_number") if isinstance(ex.get("line_number"), int) else None
-            if file is None or line is None:
-                node = self.node_for(name)
-                if node is not None:
-                    file, line = file or node.file, line or node.line
             run_time = ex.get("run_time")
             f = TestResult(id=name, status=Status.PASSED, file=file, line=line,
                            duration_s=float(run_time) if isinstance(run_time, (int, float)) else None)
@@ -730,34 +726,37 @@ class _Parser:
         return self.console.tree.marks > 0 and not self.opts.formatters
 
     def place(self, f: TestResult, entry: Entry | None) -> None:
-        """File and line of an example: its definition in the sources, else the
-        ``Failed examples`` rerun line, else the location RSpec printed."""
-        node = self.node_for(f.id)
-        if node is not None:
-            f.file, f.line = node.file, node.line
-            return
+        """Where the output places an example: the ``Failed examples`` rerun
+        line, else the failure's location. For the normalizer, which uses it
+        only when ``locate`` does not find the example in the sources (the
+        failure's location is not the definition)."""
         for loc, desc in self.console.failed_list:
             if desc != f.id:
                 continue
             m = SPEC_PATH_RE.match(loc)
             if m:
-                f.file = self.sources.relative(m.group(1))
+                file = self.sources.relative(m.group(1))
+                line = None
                 if m.group(2):
-                    f.line = int(m.group(2).split(":")[0])
-                elif m.group(3) and f.file:
-                    n = self.node_by_id(f.file, m.group(3))
-                    f.line = n.line if n else None
+                    line = int(m.group(2).split(":")[0])
+                elif m.group(3) and file:
+                    n = self.node_by_id(file, m.group(3))
+                    line = n.line if n else None
+                if file:
+                    self.report.output_locations[f.id] = (file, line)
                 return
         if entry is not None:
             loc = entry.location()
             if loc is not None:
-                f.file, f.line = self.sources.relative(loc[0]), loc[1]
+                if file := self.sources.relative(loc[0]):
+                    self.report.output_locations[f.id] = (file, loc[1])
                 return
             _, trace = entry.body()
             for ln in trace:
                 m = FRAME_RE.match(ln)
                 if m and m.group(1).endswith(SPEC_SUFFIX):
-                    f.file, f.line = self.sources.relative(m.group(1)), int(m.group(2))
+                    if file := self.sources.relative(m.group(1)):
+                        self.report.output_locations[f.id] = (file, int(m.group(2)))
                     return
 
     def from_tree(self, named: set[str], failure_names: dict[int, str]) -> list[TestResult]:
@@ -922,6 +921,16 @@ class _Parser:
         else:
             self.report.warnings.append("the run was killed; could not tell which example was running")
         return extra
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """An example's full description: its ``it``/``specify``/``example`` in
+    the spec files the command runs (``.rspec`` options and paths), with
+    descriptions the sources leave open (interpolation, generated ones)
+    matched as patterns."""
+    examples = _Parser(run, sources)
+    return {t.id: Location(node.file, node.line) for t in tests
+            if (node := examples.node_for(t.id)) is not None and node.file is not None}
 
 
 def parse(run: RunOutput) -> TestReport:

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from greenloop.parsers.command import SEGMENT_SPLIT, command_words
 from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SKIP_DIRS, SourceIndex
+from greenloop.parsers.locate import SKIP_DIRS, Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.java import (
@@ -41,6 +42,7 @@ from greenloop.parsers.source.java import (
     exception_head,
     frames,
     is_timeout,
+    locate_methods,
     short_type,
     xml_failure,
 )
@@ -251,7 +253,7 @@ def _case_result(case: JUnitCase, console: _Console, sources: JavaSources) -> Te
         details = case.text
     elif status == Status.SKIPPED:
         message = case.message or exception_head(case.text)
-    file, line = _locate(klass, name, class_level, case.text, sources)
+    file, line = _class_error_at(klass, name, class_level, case.text, sources)
     return TestResult(
         id=f"{klass}#{name}", status=status, file=file, line=line, message=message, details=details,
         duration_s=case.time, timed_out=timed_out, native_status=case.outcome if case.outcome != "passed" else None,
@@ -259,11 +261,13 @@ def _case_result(case: JUnitCase, console: _Console, sources: JavaSources) -> Te
     )
 
 
-def _locate(klass: str, name: str, class_level: bool, text: str | None,
-            sources: JavaSources) -> tuple[str | None, int | None]:
+def _class_error_at(klass: str, name: str, class_level: bool, text: str | None,
+                    sources: JavaSources) -> tuple[str | None, int | None]:
+    """Where a class-level error (``initializationError``, a failing
+    ``@BeforeAll``) comes from: the lifecycle method that threw, else the
+    class. A test's own location is ``locate``'s."""
     if not class_level:
-        return sources.locate_test(klass, name)
-    # A class-level error points at the lifecycle method that threw (@BeforeAll...).
+        return None, None
     for f in frames(text):
         if f.group("cls") == klass or f.group("cls").startswith(klass + "$"):
             hit = sources.method_line(f.group("cls"), f.group("meth"))
@@ -296,12 +300,20 @@ def _console_result(klass: str, name: str, kind: str, lines: list[str], sources:
         simple = klass.rsplit(".", 1)[-1] + "."
         smart = next((s for s in summary_lines if s.startswith(simple)), None)
         head = f"{head}\n{smart}" if head and smart else head or smart
-    file, line = _locate(klass, name, class_level, text, sources)
+    file, line = _class_error_at(klass, name, class_level, text, sources)
     return TestResult(
         id=f"{klass}#{name}", status=Status.FAILED if kind == "FAILURE" else Status.ERRORED,
         file=file, line=line, message=head, details=text or None,
         timed_out=is_timeout(etype, head), native_status=kind.lower(), suite=klass,
     )
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``pkg.Class#method`` (or ``#display name``, ``#method(Types)``): the
+    method in the class's source file (``source.java.locate_methods``). A
+    class-level error is placed by the parser, from its stack trace, or not
+    at all when its class is not in the sources."""
+    return locate_methods(tests, sources)
 
 
 def parse(run: RunOutput) -> TestReport:

@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.locate import SourceIndex, literal_call
+from greenloop.parsers.locate import SourceIndex, literal_call, located_while_parsing
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.tap import (
@@ -61,6 +61,9 @@ from greenloop.parsers.tap import (
 )
 
 FRAMEWORK = "tape"
+# A test is found by its title alone, and the failure's stack location chooses among
+# calls with the same title: that needs the output, so the parser places it.
+locate = located_while_parsing
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?tape(?:\.js)?(?=\s|$)")]
 OUTPUT_RE = [
     # tape's summary pads "pass" and "fail" to the width of "tests".

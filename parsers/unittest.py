@@ -12,6 +12,8 @@ Django/nose2/``setup.py test`` runners): the TextTestRunner format on stderr.
   and ``unittest.loader._FailedTest.<module>`` import failures, and messages;
 * ``Ran N tests`` / ``OK`` / ``FAILED (...)`` close a run; a run killed by
   ``timeout`` has none, and the test that was running is failed+timed_out.
+  Their counts go to the normalizer's totals check (``_summary_counts``
+  says which of them compare with the entries, subtests considered).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import ast
 import fnmatch
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.python import dotted_name, module_tree
@@ -65,6 +68,9 @@ WORD_STATUS = {
 }
 CHAR_STATUS = {".": Status.PASSED, "F": Status.FAILED, "E": Status.ERRORED, "s": Status.SKIPPED,
                "x": Status.XFAILED, "u": Status.XPASSED}
+# The words of ``FAILED (failures=1, errors=2, ...)`` / ``OK (skipped=1)``.
+SUMMARY_STATUS = {"failures": "failed", "errors": "errored", "skipped": "skipped",
+                  "expected failures": "xfailed", "unexpected successes": "xpassed"}
 STOP_STATUSES = {Status.FAILED, Status.ERRORED, Status.XPASSED}
 KIND_STATUS = {"ERROR": Status.ERRORED, "FAIL": Status.FAILED, "UNEXPECTED SUCCESS": Status.XPASSED}
 MAX_BLOCK_HEAD = 200
@@ -791,17 +797,38 @@ def _main_file(command: str, index: SourceIndex) -> str | None:
     return None
 
 
-def _locate(src: _Sources, tid: str, block: _Block | None) -> tuple[str | None, int | None]:
-    """File and ``def`` line of a test, pseudo-test or failed import."""
-    if tid.startswith(FAILED_TEST):
-        module = tid[len(FAILED_TEST):]
-        file = src.module_file(module)
-        frames = [(src.index.relative(f), n) for f, n, _ in (block.frames if block else [])]
-        frames = [(f, n) for f, n in frames if f is not None and src.index.lines(f)]
-        for f, n in reversed(frames):
-            if file is None or f == file:
-                return f, n
-        return file, None
+def _import_error_at(src: _Sources, tid: str, block: _Block | None) -> tuple[str | None, int | None]:
+    """Where a failed import (``unittest.loader._FailedTest.<module>``) failed:
+    the innermost frame of its traceback in the module, else the module."""
+    module = tid[len(FAILED_TEST):]
+    file = src.module_file(module)
+    frames = [(src.index.relative(f), n) for f, n, _ in (block.frames if block else [])]
+    frames = [(f, n) for f, n in frames if f is not None and src.index.lines(f)]
+    for f, n in reversed(frames):
+        if file is None or f == file:
+            return f, n
+    return file, None
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``pkg.mod.Class.test`` (``__main__.*`` for a script): the ``def`` of
+    the method in its class, through project base classes and imports;
+    ``setUpClass (pkg.mod.Class)``/``setUpModule (pkg.mod)`` pseudo-tests: the
+    hook's ``def``. A failed import is placed by the parser, from its
+    traceback."""
+    src = _Sources(sources, _main_file(run.command, sources))
+    out: dict[str, Location] = {}
+    for t in tests:
+        if t.id.startswith(FAILED_TEST):
+            continue
+        file, line = _definition(src, t.id)
+        if file is not None:
+            out[t.id] = Location(file, line)
+    return out
+
+
+def _definition(src: _Sources, tid: str) -> tuple[str | None, int | None]:
+    """File and ``def`` line of a test or pseudo-test."""
     m = re.match(r"^(?P<name>\w+) \((?P<dotted>[\w.]+)\)$", tid)
     if m and m.group("name") in PSEUDO:
         name, dotted = m.group("name", "dotted")
@@ -847,7 +874,7 @@ def parse(run: RunOutput) -> TestReport:
     for seg in segments:
         for tid, status, hung, entry in _resolve(seg, src, run, report):
             block = seg.blocks.get(tid)
-            file, line = _locate(src, tid, block)
+            file, line = _import_error_at(src, tid, block) if tid.startswith(FAILED_TEST) else (None, None)
             message = block.message if block is not None else None
             if entry is not None and entry.reason is not None:
                 message = entry.reason
@@ -861,12 +888,39 @@ def parse(run: RunOutput) -> TestReport:
                 native_status=word if word in ("skipped", "expected failure", "unexpected success") else None,
             )
     report.tests = list(tests.values())
+    report.summary_counts = _summary_counts(segments, report.tests)
     report.build_error = any(t.id.startswith(FAILED_TEST) for t in report.tests)
     report.timed_out = killed
     if not segments:
         report.warnings.append("no unittest output found (no results, failure blocks or 'Ran N tests' line)")
         report.output_tail = run.tail()
     return report
+
+
+def _summary_counts(segments: list[_Segment], tests: list[TestResult]) -> dict[str, int]:
+    """What the runs' ``Ran N tests`` and ``OK``/``FAILED (...)`` lines
+    counted, in per-test terms, for the normalizer's check.
+
+    The statuses compare one to one: unittest counts a failure, an error or a
+    skip per failing or skipped subtest and per ``setUpClass``/``setUpModule``
+    (pseudo-test) error, and this parser lists each of those as an entry.
+    ``Ran N`` counts each test method once (a failed import's
+    ``_FailedTest`` included): a test with subtests once however many of them
+    failed, a pseudo-test never. So the total is compared (N plus the
+    pseudo-test entries) only when no subtest has an entry of its own.
+    Nothing is handed over unless every run in the output ended with its
+    summary (a killed run prints none)."""
+    if not segments or not all(s.finished and s.ran is not None for s in segments):
+        return {}
+    counts = dict.fromkeys(SUMMARY_STATUS.values(), 0)
+    for seg in segments:
+        for word, n in seg.counts.items():
+            if word in SUMMARY_STATUS:
+                counts[SUMMARY_STATUS[word]] += n
+    if all(_base_id(t.id) == t.id for t in tests):
+        pseudo = sum(1 for t in tests if t.id.split(" ", 1)[0] in PSEUDO)
+        counts["total"] = sum(s.ran or 0 for s in segments) + pseudo
+    return counts
 
 
 def _resolve(seg: _Segment, src: _Sources, run: RunOutput,

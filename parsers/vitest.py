@@ -17,7 +17,7 @@ the JSON reporter's bare ``STACK_TRACE_ERROR``) are failed and timed out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from greenloop.parsers.js_results import (
     error_message,
     line_in,
     load_json_report,
+    locate_tests,
     name_pattern,
     note_unlisted,
     positional_args,
@@ -36,7 +37,8 @@ from greenloop.parsers.js_results import (
     test_files_for,
 )
 from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.models import Status, TestReport
+from greenloop.parsers.locate import Location, SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.run_output import RunOutput, strip_ansi
 from greenloop.parsers.source.js_tests import SourceSuite, SourceTest, iter_listable
 from greenloop.parsers.tap import TapReader
@@ -582,6 +584,11 @@ def _check_summary(b: ResultSet, con: _Console) -> None:
     # "Tests" counts tests only: a suite that failed to load is not among them.
     b.report.summary_counts = {"failed": s.get("failed", 0), "passed": s.get("passed", 0),
                                "xfailed": s.get("expected fail", 0), "skipped": s.get("skipped", 0) + s.get("todo", 0)}
+
+
+def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """A test's ``it``/``test`` call in its file (``js_results.locate_tests``)."""
+    return locate_tests("vitest", SEP, tests, sources)
 
 
 def parse(run: RunOutput) -> TestReport:

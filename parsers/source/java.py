@@ -18,11 +18,11 @@ they share:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from greenloop.parsers.junit_xml import JUnitCase
-from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.locate import Location, SourceIndex
 from greenloop.parsers.models import Status, TestResult
 
 SOURCE_SUFFIXES = (".java", ".kt", ".groovy")
@@ -476,6 +476,23 @@ class JavaSources:
             if c.nested:
                 out.extend(self.declared_tests(c.name))
         return out
+
+
+def locate_methods(tests: Sequence[TestResult], sources: SourceIndex) -> dict[str, Location]:
+    """``Parser.locate`` of the JUnit runners: a result ``pkg.Class#test``
+    (its ``suite`` the class; the test a method name, a legacy
+    ``method(Types)`` name or a display name) is the method in the class's
+    source file, else the class's file."""
+    java = JavaSources(sources)
+    out: dict[str, Location] = {}
+    for t in tests:
+        klass = t.suite
+        if not klass or not t.id.startswith(klass + "#"):
+            continue
+        file, line = java.locate_test(klass, t.id[len(klass) + 1:])
+        if file is not None:
+            out[t.id] = Location(file, line)
+    return out
 
 
 def _strip_code(line: str) -> str:

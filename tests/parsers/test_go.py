@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import go
+from greenloop.parsers import go, parse
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
 from greenloop.parsers.run_output import RunOutput
@@ -204,8 +204,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def run(project: Path, command: str, stdout: str = "", stderr: str = "", exit_code: int = 1) -> go.TestReport:
-    return go.parse(RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr,
-                              cwd=project))
+    """The whole parse (go's parser, then the normalizer, which places the tests through ``go.locate``)."""
+    return parse(RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr,
+                           cwd=project), "go")
 
 
 def ev(action: str, pkg: str, test: str | None = None, output: str | None = None, **extra: object) -> str:

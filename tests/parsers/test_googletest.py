@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from greenloop.parsers import googletest as gt
+from greenloop.parsers import parse
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source import cpp
 
@@ -188,6 +189,11 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def parse_gtest(run: RunOutput) -> TestReport:
+    """The whole parse: googletest's parser, then the normalizer (lines through ``googletest.locate``)."""
+    return parse(run, "googletest")
+
+
 def run_of(cwd: Path, command: str, stdout: str, exit_code: int = 1, stderr: str = "") -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=cwd)
 
@@ -198,7 +204,7 @@ def summary(report) -> dict[str, tuple[str, int | None]]:  # type: ignore[no-unt
 
 # -- console ---------------------------------------------------------------------------
 def test_full_console_statuses_lines_and_messages(project: Path) -> None:
-    report = gt.parse(run_of(project, "./build/geo_tests", FULL))
+    report = parse_gtest(run_of(project, "./build/geo_tests", FULL))
     assert summary(report) == EXPECTED_FULL
     assert all(t.file == "tests/shapes_test.cpp" for t in report.tests)
     by = {t.id: t for t in report.tests}
@@ -218,7 +224,7 @@ def test_coloured_console_is_read_like_plain(project: Path) -> None:
         ("\x1b[0;32m" + line[:13] + "\x1b[m" + line[13:]) if line.startswith("[") else line
         for line in FULL.splitlines()
     )
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_color=yes", coloured))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_color=yes", coloured))
     assert summary(report) == EXPECTED_FULL
 
 
@@ -236,7 +242,7 @@ Expected: true
 [  FAILED  ] 1 test, listed below:
 [  FAILED  ] Win.Paths
 """
-    report = gt.parse(run_of(tmp_path, "win_tests.exe --gtest_print_time=0", out))
+    report = parse_gtest(run_of(tmp_path, "win_tests.exe --gtest_print_time=0", out))
     by = {t.id: t for t in report.tests}
     assert by["Win.Paths"].status == Status.FAILED
     assert by["Win.Drives"].status == Status.PASSED
@@ -263,7 +269,7 @@ def test_repeat_keeps_a_failure_from_any_iteration(tmp_path: Path) -> None:
 """
     out = (it.format(n=1, body="a.cc:3: Failure\nboom\n[  FAILED  ] Flaky.Sometimes (0 ms)\n")
            + it.format(n=2, body="[       OK ] Flaky.Sometimes (0 ms)\n[  PASSED  ] 1 test.\n"))
-    report = gt.parse(run_of(tmp_path, "./t --gtest_repeat=2", out))
+    report = parse_gtest(run_of(tmp_path, "./t --gtest_repeat=2", out))
     assert summary(report) == {"Flaky.Sometimes": ("failed", None)}
     assert report.tests[0].message == "boom"
 
@@ -276,7 +282,7 @@ def test_two_binaries_in_one_command(project: Path) -> None:
 [==========] 1 test from 1 test suite ran. (0 ms total)
 [  PASSED  ] 1 test.
 """
-    report = gt.parse(run_of(project, "./build/geo_tests; ./build/other_tests", FULL + second))
+    report = parse_gtest(run_of(project, "./build/geo_tests; ./build/other_tests", FULL + second))
     assert summary(report)["OtherTest.Unrelated"] == ("passed", 2)
     assert len(report.tests) == len(EXPECTED_FULL) + 1
     assert report.warnings == []
@@ -293,7 +299,7 @@ reading...
 
 
 def test_segfault_mid_run_fails_the_running_test_and_keeps_earlier_ones(tmp_path: Path) -> None:
-    report = gt.parse(run_of(tmp_path, "./build/io_tests --gtest_output=xml:r.xml", CRASH, exit_code=139,
+    report = parse_gtest(run_of(tmp_path, "./build/io_tests --gtest_output=xml:r.xml", CRASH, exit_code=139,
                              stderr="Segmentation fault (core dumped)\n"))
     assert summary(report) == {"IoTest.Opens": ("passed", None), "IoTest.NullRead": ("failed", None)}
     crashed = report.tests[1]
@@ -306,7 +312,7 @@ def test_segfault_mid_run_fails_the_running_test_and_keeps_earlier_ones(tmp_path
 
 
 def test_abort_with_uncaught_exception_quotes_terminate_line(tmp_path: Path) -> None:
-    report = gt.parse(run_of(tmp_path, "./build/io_tests", CRASH, exit_code=134,
+    report = parse_gtest(run_of(tmp_path, "./build/io_tests", CRASH, exit_code=134,
                              stderr="terminate called after throwing an instance of 'std::logic_error'\n"
                                     "  what():  bad state\n"))
     msg = report.find("IoTest.NullRead").message
@@ -314,7 +320,7 @@ def test_abort_with_uncaught_exception_quotes_terminate_line(tmp_path: Path) -> 
 
 
 def test_killed_by_timeout_marks_running_test_timed_out(tmp_path: Path) -> None:
-    report = gt.parse(run_of(tmp_path, "timeout 5 ./build/io_tests", CRASH, exit_code=124))
+    report = parse_gtest(run_of(tmp_path, "timeout 5 ./build/io_tests", CRASH, exit_code=124))
     t = report.find("IoTest.NullRead")
     assert t.status == Status.FAILED and t.timed_out
     assert report.timed_out
@@ -323,7 +329,7 @@ def test_killed_by_timeout_marks_running_test_timed_out(tmp_path: Path) -> None:
 
 # -- brief mode and the sources -------------------------------------------------------------
 def test_brief_mode_names_passed_skipped_disabled_from_sources(project: Path) -> None:
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_brief=1", BRIEF))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_brief=1", BRIEF))
     assert summary(report) == EXPECTED_FULL
     by = {t.id: t for t in report.tests}
     # the skip reason is tied to the test whose definition encloses its line
@@ -337,13 +343,13 @@ def test_brief_mode_with_filter_and_env_variable(project: Path) -> None:
     out = """[==========] 3 tests from 1 test suite ran. (0 ms total)
 [  PASSED  ] 3 tests.
 """
-    report = gt.parse(run_of(project, "GTEST_BRIEF=1 ./build/geo_tests --gtest_filter='Small/*'", out, 0))
+    report = parse_gtest(run_of(project, "GTEST_BRIEF=1 ./build/geo_tests --gtest_filter='Small/*'", out, 0))
     assert summary(report) == {f"Small/ScaleTest.Doubles/{i}": ("passed", 26) for i in range(3)}
 
 
 def test_brief_mode_counts_disagreeing_with_sources_adds_nothing_invented(project: Path) -> None:
     out = BRIEF.replace("[  PASSED  ] 5 tests.", "[  PASSED  ] 7 tests.").replace("9 tests from", "11 tests from")
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_brief=1", out))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_brief=1", out))
     # the disabled test still agrees with 'YOU HAVE 1 DISABLED TEST'; no passed test is invented
     assert {t.id for t in report.tests} == {"AreaTest.Circle", "Small/ScaleTest.Doubles/1", "VecTest/1.ZeroLength",
                                             "AreaTest.DISABLED_Triangle"}
@@ -352,7 +358,7 @@ def test_brief_mode_counts_disagreeing_with_sources_adds_nothing_invented(projec
 
 def test_old_gtest_without_disabled_lines_lists_disabled_from_sources(project: Path) -> None:
     old = FULL.replace("[ DISABLED ] AreaTest.DISABLED_Triangle\n", "")
-    report = gt.parse(run_of(project, "./build/geo_tests", old))
+    report = parse_gtest(run_of(project, "./build/geo_tests", old))
     assert summary(report) == EXPECTED_FULL
 
 
@@ -422,7 +428,7 @@ no gpu here]]></skipped>
 def test_xml_report_is_used_with_file_and_line(project: Path) -> None:
     (project / "out").mkdir()
     (project / "out" / "geo.xml").write_text(XML.format(root=project))
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_output=xml:out/geo.xml", ""))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_output=xml:out/geo.xml", ""))
     assert summary(report) == {"AreaTest.Square": ("passed", 4), "AreaTest.Circle": ("failed", 6),
                                "AreaTest.DISABLED_Triangle": ("skipped", 10), "PerimeterTest.NeedsGpu": ("skipped", 12)}
     by = {t.id: t for t in report.tests}
@@ -437,21 +443,21 @@ def test_xml_report_is_used_with_file_and_line(project: Path) -> None:
 def test_xml_report_in_a_directory_is_named_after_the_binary(project: Path) -> None:
     (project / "out").mkdir()
     (project / "out" / "geo_tests.xml").write_text(XML.format(root=project))
-    report = gt.parse(run_of(project, "GTEST_OUTPUT=xml:out/ ./build/geo_tests", ""))
+    report = parse_gtest(run_of(project, "GTEST_OUTPUT=xml:out/ ./build/geo_tests", ""))
     assert len(report.tests) == 4 and "gtest-xml:out/geo_tests.xml" in report.sources
 
 
 def test_truncated_xml_falls_back_to_console_for_the_rest(project: Path) -> None:
     xml = XML.format(root=project)
     (project / "r.xml").write_text(xml[: xml.index("<testcase name=\"DISABLED")])
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_output=xml:r.xml", FULL))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_output=xml:r.xml", FULL))
     assert summary(report) == EXPECTED_FULL
     assert any("truncated" in w for w in report.warnings)
     assert any("missing from the report" in w for w in report.warnings)
 
 
 def test_missing_report_warns_and_uses_console(project: Path) -> None:
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_output=json:nope/r.json", FULL))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_output=json:nope/r.json", FULL))
     assert summary(report) == EXPECTED_FULL
     assert any("does not exist" in w for w in report.warnings)
 
@@ -466,7 +472,7 @@ def test_json_report_statuses_and_byte_escaped_unicode(project: Path) -> None:
         {"name": "DISABLED_Triangle", "file": f"{project}/tests/shapes_test.cpp", "line": 10, "status": "NOTRUN",
          "result": "SUPPRESSED", "time": "0s", "classname": "AreaTest"}]}]}
     (project / "r.json").write_text(json.dumps(doc))
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_output=json:r.json", ""))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_output=json:r.json", ""))
     assert summary(report) == {"AreaTest.Square": ("passed", 4), "AreaTest.Circle": ("failed", 6),
                                "AreaTest.DISABLED_Triangle": ("skipped", 10)}
     circle = report.find("AreaTest.Circle")
@@ -477,7 +483,7 @@ def test_json_report_statuses_and_byte_escaped_unicode(project: Path) -> None:
 @pytest.mark.parametrize("content", ['{"testsuites": [{"name": "A", "testsuite": [', "\x00\xff garbage", ""])
 def test_broken_json_report_warns(project: Path, content: str) -> None:
     (project / "r.json").write_text(content)
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_output=json:r.json", FULL))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_output=json:r.json", FULL))
     assert summary(report) == EXPECTED_FULL
     assert any("r.json" in w for w in report.warnings)
 
@@ -494,7 +500,7 @@ no database]]></failure>
   </testsuite>
 </testsuites>
 """)
-    report = gt.parse(run_of(tmp_path, "./db_tests --gtest_output=xml:r.xml", ""))
+    report = parse_gtest(run_of(tmp_path, "./db_tests --gtest_output=xml:r.xml", ""))
     assert summary(report) == {"DbTest.Reads": ("passed", None), "DbTest": ("errored", None)}
     assert report.find("DbTest").message == "no database"
 
@@ -517,7 +523,7 @@ no database
 
  1 FAILED TEST SUITE
 """
-    report = gt.parse(run_of(tmp_path, "./db_tests", out))
+    report = parse_gtest(run_of(tmp_path, "./db_tests", out))
     assert summary(report) == {"DbTest.Reads": ("passed", None), "DbTest": ("errored", None)}
     assert "no database" in report.find("DbTest").message
 
@@ -525,7 +531,7 @@ no database
 # -- bad input, detection ------------------------------------------------------------------------
 @pytest.mark.parametrize("stdout", ["", "\x00\x01\x02 binary \xff garbage\n" * 50, "[ RUN      ]\n[  FAILED  ]\n"])
 def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
-    report = gt.parse(run_of(tmp_path, "./build/geo_tests", stdout, exit_code=1))
+    report = parse_gtest(run_of(tmp_path, "./build/geo_tests", stdout, exit_code=1))
     assert report.tests == []
     assert report.warnings
 
@@ -534,7 +540,7 @@ def test_no_gtest_output_after_build_failure_reports_build_error(project: Path) 
     err = ("tests/shapes_test.cpp:4:30: error: 'area' was not declared in this scope\n"
            "make[2]: *** [CMakeFiles/geo_tests.dir/build.make:76: CMakeFiles/geo_tests.dir/tests/shapes_test.cpp.o]"
            " Error 1\n")
-    report = gt.parse(run_of(project, "cmake --build build && ./build/geo_tests", "", exit_code=2, stderr=err))
+    report = parse_gtest(run_of(project, "cmake --build build && ./build/geo_tests", "", exit_code=2, stderr=err))
     assert report.build_error
     assert [(t.id, t.status, t.line) for t in report.tests] == [("tests/shapes_test.cpp", Status.ERRORED, 4)]
 
@@ -553,11 +559,11 @@ def test_command_and_output_detection() -> None:
 
 def test_brief_mode_crash_cannot_name_the_test_and_says_so(project: Path) -> None:
     out = BRIEF[: BRIEF.index("<ROOT>/tests/shapes_test.cpp:38")] + "<ROOT>/tests/shapes_test.cpp:38: Failure\nboom\n"
-    report = gt.parse(run_of(project, "./build/geo_tests --gtest_brief=1", out, exit_code=134))
+    report = parse_gtest(run_of(project, "./build/geo_tests --gtest_brief=1", out, exit_code=134))
     assert {t.id for t in report.tests} == {"AreaTest.Circle", "Small/ScaleTest.Doubles/1"}
     assert any("SIGABRT" in w for w in report.warnings)
 
 
 def test_where_clause_is_kept_in_details(project: Path) -> None:
-    report = gt.parse(run_of(project, "./build/geo_tests", FULL))
+    report = parse_gtest(run_of(project, "./build/geo_tests", FULL))
     assert report.find("VecTest/1.ZeroLength").details.startswith("where TypeParam = float")

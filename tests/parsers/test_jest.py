@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import jest, parse
+from greenloop.parsers import parse
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import format_title, tokenize
 from greenloop.parsers.source.js_tests import collect_tests
@@ -123,6 +123,11 @@ def _project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     return write_files(root, files)
 
 
+def parse_jest(run: RunOutput) -> TestReport:
+    """The whole parse: jest's parser, then the normalizer (lines through ``jest.locate``)."""
+    return parse(run, "jest")
+
+
 def _run(root: Path, command: str = "npx jest", stderr: str = "", stdout: str = "", code: int = 1) -> RunOutput:
     return RunOutput(command=command, exit_code=code, stdout_text=stdout, stderr_text=stderr, cwd=root)
 
@@ -131,7 +136,7 @@ def _run(root: Path, command: str = "npx jest", stderr: str = "", stdout: str = 
 
 
 def test_default_console_lists_failures_and_completes_from_sources(tmp_path: Path) -> None:
-    report = jest.parse(_run(_project(tmp_path), stderr=CONSOLE_DEFAULT))
+    report = parse_jest(_run(_project(tmp_path), stderr=CONSOLE_DEFAULT))
     tests = by_id(report)
     assert report.totals.model_dump() == {"passed": 4, "failed": 4, "errored": 0, "skipped": 2,
                                           "xfailed": 0, "xpassed": 0}
@@ -189,7 +194,7 @@ Tests:       2 failed, 1 skipped, 1 todo, 4 passed, 8 total
 
 def test_verbose_coloured_tree_gives_nested_ids(tmp_path: Path) -> None:
     root = _project(tmp_path, {"__tests__/ledger.test.js": LEDGER_TEST})
-    report = jest.parse(_run(root, "npx jest --verbose --colors __tests__/ledger.test.js", stderr=VERBOSE))
+    report = parse_jest(_run(root, "npx jest --verbose --colors __tests__/ledger.test.js", stderr=VERBOSE))
     tests = by_id(report)
     assert set(tests) == {
         "top level works", "Ledger › rounds half even (bug #7)", "Ledger › add(1, 2) = 3", "Ledger › add(2, 2) = 4",
@@ -209,7 +214,7 @@ def test_name_pattern_skips_unselected_tests_and_silent_files(tmp_path: Path) ->
 Test Suites: 1 skipped, 1 passed, 1 of 2 total
 Tests:       8 skipped, 2 passed, 10 total
 """
-    report = jest.parse(_run(root, "npx jest -t 'add\\('", stderr=stderr, code=0))
+    report = parse_jest(_run(root, "npx jest -t 'add\\('", stderr=stderr, code=0))
     tests = by_id(report)
     assert tests["Ledger › add(1, 2) = 3"].status == Status.PASSED
     assert tests["Ledger › add(2, 2) = 4"].status == Status.PASSED
@@ -241,7 +246,7 @@ def test_suite_that_fails_to_run_is_one_errored_entry(tmp_path: Path) -> None:
 Test Suites: 1 failed, 1 total
 Tests:       0 total
 """
-    report = jest.parse(_run(root, stderr=stderr))
+    report = parse_jest(_run(root, stderr=stderr))
     assert [(t.id, t.status, t.line) for t in report.tests] == [
         ("__tests__/broken.test.js", Status.ERRORED, 3)]
     assert "Test suite failed to run" in report.tests[0].message
@@ -259,13 +264,13 @@ def test_missing_module_suite_error_takes_line_from_stack(tmp_path: Path) -> Non
       at Resolver._throwModNotFoundError (node_modules/jest-resolve/build/resolver.js:427:11)
       at Object.<anonymous> (__tests__/a.test.js:1:11)
 """
-    report = jest.parse(_run(root, stderr=stderr))
+    report = parse_jest(_run(root, stderr=stderr))
     assert report.tests[0].line == 1 and report.build_error
 
 
 def test_killed_run_keeps_partial_results(tmp_path: Path) -> None:
     stderr = CONSOLE_DEFAULT.split("FAIL __tests__/sync.test.js")[0]
-    report = jest.parse(_run(_project(tmp_path), "timeout 5 npx jest", stderr=stderr, code=124))
+    report = parse_jest(_run(_project(tmp_path), "timeout 5 npx jest", stderr=stderr, code=124))
     assert report.timed_out
     assert by_id(report)["Ledger › balance › adds credits"].status == Status.FAILED
 
@@ -304,7 +309,7 @@ def _json_report(root_marker: str = "<ROOT>") -> dict:
 def test_json_to_stdout_after_npm_banner(tmp_path: Path) -> None:
     root = _project(tmp_path)
     stdout = "\n> ledger@1.0.0 test\n> jest --json\n\n" + json.dumps(_json_report()) + "\n"
-    report = jest.parse(_run(root, "npm test -- --json", stdout=stdout, stderr="FAIL __tests__/sync.test.js\n"))
+    report = parse_jest(_run(root, "npm test -- --json", stdout=stdout, stderr="FAIL __tests__/sync.test.js\n"))
     tests = by_id(report)
     assert report.sources == ["json:stdout"]
     timeout = tests["sync › pulls entries"]
@@ -330,7 +335,7 @@ def test_json_output_file_with_locations(tmp_path: Path) -> None:
                              ]}]}
     (root / "out").mkdir()
     (root / "out/results.json").write_text(json.dumps(data))
-    report = jest.parse(_run(root, "npx jest --json --outputFile=out/results.json --testLocationInResults", code=0))
+    report = parse_jest(_run(root, "npx jest --json --outputFile=out/results.json --testLocationInResults", code=0))
     tests = by_id(report)
     assert tests["Ledger › exports to csv"].native_status == "todo"
     assert tests["Ledger › balance › handles overdraft"].native_status == "pending"
@@ -343,7 +348,7 @@ def test_missing_or_truncated_json_falls_back_to_console(tmp_path: Path, content
     root = _project(tmp_path)
     if content is not None:
         (root / "r.json").write_text(content)
-    report = jest.parse(_run(root, "npx jest --json --outputFile r.json", stderr=CONSOLE_DEFAULT))
+    report = parse_jest(_run(root, "npx jest --json --outputFile r.json", stderr=CONSOLE_DEFAULT))
     assert report.sources == ["console"]
     assert any("r.json" in w for w in report.warnings)
     assert report.totals.failed == 4
@@ -381,7 +386,7 @@ def test_jest_junit_only_reporter_ids_come_from_sources(tmp_path: Path) -> None:
     root = _project(tmp_path, {"__tests__/ledger.test.js": LEDGER_TEST})
     (root / "ci").mkdir()
     (root / "ci/ledger.xml").write_text(_junit_xml(JUNIT_CASES))
-    report = jest.parse(_run(root, "JEST_JUNIT_OUTPUT_FILE=ci/ledger.xml npx jest --ci --reporters=jest-junit"))
+    report = parse_jest(_run(root, "JEST_JUNIT_OUTPUT_FILE=ci/ledger.xml npx jest --ci --reporters=jest-junit"))
     tests = by_id(report)
     assert report.sources == ["junit-xml:ci/ledger.xml"]
     assert tests["Ledger › balance › adds credits"].status == Status.FAILED
@@ -402,20 +407,20 @@ def test_jest_junit_paths_from_env_and_package_json(tmp_path: Path) -> None:
     })
     (root / "reports").mkdir()
     (root / "reports/j.xml").write_text(_junit_xml(JUNIT_CASES))
-    report = jest.parse(_run(root, "npx jest"))
+    report = parse_jest(_run(root, "npx jest"))
     assert report.sources == ["junit-xml:reports/j.xml"]
     (root / "other").mkdir()
     (root / "other/n.xml").write_text(_junit_xml(JUNIT_CASES))
-    report = jest.parse(_run(root, "JEST_JUNIT_OUTPUT_DIR=other JEST_JUNIT_OUTPUT_NAME=n.xml npx jest"))
+    report = parse_jest(_run(root, "JEST_JUNIT_OUTPUT_DIR=other JEST_JUNIT_OUTPUT_NAME=n.xml npx jest"))
     assert report.sources == ["junit-xml:other/n.xml"]
 
 
 def test_jest_junit_missing_or_truncated(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    report = jest.parse(_run(root, "npx jest --reporters=default --reporters=jest-junit", stderr=CONSOLE_DEFAULT))
+    report = parse_jest(_run(root, "npx jest --reporters=default --reporters=jest-junit", stderr=CONSOLE_DEFAULT))
     assert report.sources == ["console"] and any("junit.xml" in w for w in report.warnings)
     (root / "junit.xml").write_text(_junit_xml(JUNIT_CASES)[:700])
-    report = jest.parse(_run(root, "npx jest --reporters=default --reporters=jest-junit", stderr=CONSOLE_DEFAULT))
+    report = parse_jest(_run(root, "npx jest --reporters=default --reporters=jest-junit", stderr=CONSOLE_DEFAULT))
     assert any("truncated" in w for w in report.warnings)
     assert by_id(report)["Ledger › balance › starts at zero"].status == Status.PASSED
 
@@ -425,7 +430,7 @@ def test_jest_junit_missing_or_truncated(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("stderr", ["", "\x00\x01garbage\xff" * 50, "FAIL\n  ●\nTests:"])
 def test_bad_input_does_not_crash(tmp_path: Path, stderr: str) -> None:
-    report = jest.parse(_run(tmp_path, stderr=stderr))
+    report = parse_jest(_run(tmp_path, stderr=stderr))
     assert report.tests == [] or all(t.id for t in report.tests)
     assert report.warnings
 
@@ -515,7 +520,7 @@ def test_json_after_all_failure_keeps_tests_and_adds_suite_error(tmp_path: Path)
         "assertionResults": [_assertion(["sync"], "pulls entries", "passed", [], {"line": 6, "column": 3}),
                              _assertion(["sync"], "pushes entries", "passed", [], {"line": 10, "column": 3})]}]}
     (root / "r.json").write_text(json.dumps(data))
-    report = jest.parse(_run(root, "npx jest --json --outputFile=r.json"))
+    report = parse_jest(_run(root, "npx jest --json --outputFile=r.json"))
     tests = by_id(report)
     assert tests["__tests__/sync.test.js"].status == Status.ERRORED
     assert tests["__tests__/sync.test.js"].message == "Test suite failed to run\ncleanup failed"
@@ -536,7 +541,7 @@ def test_jest_junit_hook_failure_pseudo_case(tmp_path: Path) -> None:
     </testcase>
   </testsuite>"""
     (root / "junit.xml").write_text(_junit_xml(cases))
-    report = jest.parse(_run(root, "npx jest --reporters=jest-junit"))
+    report = parse_jest(_run(root, "npx jest --reporters=jest-junit"))
     tests = by_id(report)
     assert set(tests) == {"sync › pulls entries", "sync › pushes entries", "__tests__/sync.test.js"}
     errored = tests["__tests__/sync.test.js"]
@@ -583,5 +588,5 @@ def test_options_written_in_the_package_script(tmp_path: Path) -> None:
     })
     (root / "out").mkdir()
     (root / "out/junit.xml").write_text(_junit_xml(JUNIT_CASES))
-    report = jest.parse(_run(root, "npm run test:ci"))
+    report = parse_jest(_run(root, "npm run test:ci"))
     assert report.sources == ["junit-xml:out/junit.xml"] and len(report.tests) == 8

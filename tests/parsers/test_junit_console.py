@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import junit_console
+from greenloop.parsers import junit_console, parse
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.java import CompileErrors, JavaSources, exception_head, is_timeout, simple_type
 
@@ -324,6 +324,11 @@ FEED = "\n".join([
 ]) + "\n" + SUMMARY
 
 
+def parse_junit_console(run: RunOutput) -> TestReport:
+    """The whole parse: the junit-console parser, then the normalizer (lines through ``junit_console.locate``)."""
+    return parse(run, "junit-console")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     pkg = tmp_path / "src" / "test" / "java" / "org" / "shop" / "cart"
@@ -353,7 +358,7 @@ def _check(report, expected=EXPECTED) -> None:
 
 @pytest.mark.parametrize("output", [TREE, FLAT, VERBOSE, FEED + FAILURES], ids=["tree", "flat", "verbose", "testfeed"])
 def test_every_details_mode_gives_the_legacy_xml_ids(project: Path, output: str) -> None:
-    report = junit_console.parse(_run(project, output))
+    report = parse_junit_console(_run(project, output))
     _check(report)
     assert report.timed_out is True
     assert report.build_error is False
@@ -384,7 +389,7 @@ ASCII_TREE = """.
 
 def test_tree_in_the_ascii_theme_with_a_long_duration(project: Path) -> None:
     # --details-theme=ascii; 1.11 prints the duration of tests slower than 10 s.
-    _check(junit_console.parse(_run(project, ASCII_TREE + FAILURES + SUMMARY)))
+    _check(parse_junit_console(_run(project, ASCII_TREE + FAILURES + SUMMARY)))
 
 
 def test_flat_colours_decide_the_status(project: Path) -> None:
@@ -396,7 +401,7 @@ def test_flat_colours_decide_the_status(project: Path) -> None:
         f"{Y}Finished:    addsItem() ({uid})",
         f"{IND}=> Exception: org.shop.cart.NotReadyException: no stock service{X}",
     ])
-    [t] = junit_console.parse(_run(project, out)).tests
+    [t] = parse_junit_console(_run(project, out)).tests
     assert t.id == "org.shop.cart.CartTest#addsItem()"
     assert t.status == Status.SKIPPED
     assert t.native_status.startswith("aborted")
@@ -432,7 +437,7 @@ def test_legacy_xml_reports_with_console_cross_check(project: Path) -> None:
     (reports / "TEST-junit-vintage.xml").write_text("""<?xml version="1.0" encoding="UTF-8"?>
 <testsuite name="JUnit Vintage" tests="1"><testcase name="oldTotal" classname="org.shop.cart.LegacyCartTest" time="0"/></testsuite>
 """)
-    report = junit_console.parse(_run(project, TREE, command=LAUNCH + " --reports-dir reports"))
+    report = parse_junit_console(_run(project, TREE, command=LAUNCH + " --reports-dir reports"))
     got = {t.id: t for t in report.tests}
     # The XML is the list of tests: the console's other tests are not added.
     assert set(got) == {
@@ -467,7 +472,7 @@ def test_xml_alone_recognises_a_before_all_failure_by_its_trace(project: Path) -
 <testcase name="later()" classname="org.shop.cart.DisabledTest" time="0"><skipped><![CDATA[parent was skipped: off]]></skipped></testcase>
 </testsuite>
 """)
-    report = junit_console.parse(_run(project, "", command=LAUNCH + " --details=none --reports-dir=out-reports"))
+    report = parse_junit_console(_run(project, "", command=LAUNCH + " --details=none --reports-dir=out-reports"))
     got = {t.id: t.status for t in report.tests}
     assert got == {
         "org.shop.cart.PricingTest#net()": Status.ERRORED,
@@ -482,13 +487,13 @@ def test_truncated_xml_keeps_what_was_read_and_adds_the_console(project: Path) -
     (reports / "TEST-junit-jupiter.xml").write_text(
         '<?xml version="1.0"?>\n<testsuite name="JUnit Jupiter">\n'
         '<testcase name="addsItem()" classname="org.shop.cart.CartTest" time="0"/>\n<testcase name="remo')
-    report = junit_console.parse(_run(project, TREE, command=LAUNCH + " --reports-dir reports"))
+    report = parse_junit_console(_run(project, TREE, command=LAUNCH + " --reports-dir reports"))
     assert any("truncated" in w for w in report.warnings)
     _check(report)
 
 
 def test_missing_reports_dir_falls_back_to_the_console(project: Path) -> None:
-    report = junit_console.parse(_run(project, FLAT, command=LAUNCH + " --reports-dir=nowhere"))
+    report = parse_junit_console(_run(project, FLAT, command=LAUNCH + " --reports-dir=nowhere"))
     assert any("no XML report" in w for w in report.warnings)
     _check(report)
 
@@ -509,7 +514,7 @@ def test_javac_failure_in_the_chain(project: Path) -> None:
         "3 errors\n"
     )
     cmd = "mkdir -p out && javac -d out $(find src -name '*.java') && " + LAUNCH + " --reports-dir reports"
-    report = junit_console.parse(_run(project, "", command=cmd, stderr=stderr))
+    report = parse_junit_console(_run(project, "", command=cmd, stderr=stderr))
     assert report.build_error is True
     got = {t.id: t for t in report.tests}
     assert set(got) == {"src/test/java/org/shop/cart/CartTest.java", "src/main/java/org/shop/cart/Cart.java"}
@@ -531,7 +536,7 @@ def test_run_killed_by_timeout_lists_the_hanging_test(project: Path) -> None:
         _vtest("│  │  ", "slowCheckout()", f"{CART_UID}/[method:slowCheckout()]", CART_UID,
                "    source: MethodSource [className = 'org.shop.cart.CartTest', methodName = 'slowCheckout']"),
     ])
-    report = junit_console.parse(_run(project, out, command="timeout 30 " + LAUNCH + " --details=verbose",
+    report = parse_junit_console(_run(project, out, command="timeout 30 " + LAUNCH + " --details=verbose",
                                       exit_code=124))
     got = {t.id: t for t in report.tests}
     assert got["org.shop.cart.CartTest#addsItem()"].status == Status.PASSED
@@ -541,7 +546,7 @@ def test_run_killed_by_timeout_lists_the_hanging_test(project: Path) -> None:
 
 
 def test_summary_details_list_failures_and_say_so(project: Path) -> None:
-    report = junit_console.parse(_run(project, FAILURES + SUMMARY, command=LAUNCH + " --details=summary"))
+    report = parse_junit_console(_run(project, FAILURES + SUMMARY, command=LAUNCH + " --details=summary"))
     got = {t.id: t.status for t in report.tests}
     assert got["org.shop.cart.CartTest#removesItem()"] == Status.FAILED
     assert got["org.shop.cart.PricingTest#net()"] == Status.ERRORED
@@ -551,7 +556,7 @@ def test_summary_details_list_failures_and_say_so(project: Path) -> None:
 
 @pytest.mark.parametrize("stdout", ["", "\x00\x01\x02garbage\xff" * 100, "╷\n├─ \n│  └─ ✘\nFailures (x):\n  :\n"])
 def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
-    report = junit_console.parse(RunOutput(command=LAUNCH, exit_code=1, stdout_text=stdout, cwd=tmp_path))
+    report = parse_junit_console(RunOutput(command=LAUNCH, exit_code=1, stdout_text=stdout, cwd=tmp_path))
     assert report.framework == "junit-console"
     assert all(t.status in Status for t in report.tests)
 
@@ -638,7 +643,7 @@ def test_after_all_failure_keeps_the_tests_own_results(project: Path) -> None:
         "│     ├─ addsItem() ✔",
         "│     └─ removesItem() ✘ expected: <1> but was: <0>",
     ])
-    report = junit_console.parse(_run(project, tree, command=LAUNCH + " --reports-dir reports"))
+    report = parse_junit_console(_run(project, tree, command=LAUNCH + " --reports-dir reports"))
     got = {t.id: t.status for t in report.tests}
     assert got == {"org.shop.cart.CartTest#addsItem()": Status.PASSED,
                    "org.shop.cart.CartTest#removesItem()": Status.FAILED}
@@ -659,7 +664,7 @@ def test_verbose_parameterized_method_that_fails_before_any_invocation(project: 
         "│  └─ CartTest finished after 9 ms.",
         "└─ JUnit Jupiter finished after 10 ms.",
     ])
-    report = junit_console.parse(_run(project, out, command=LAUNCH + " --details verbose"))
+    report = parse_junit_console(_run(project, out, command=LAUNCH + " --details verbose"))
     got = {t.id: t for t in report.tests}
     assert set(got) == {"org.shop.cart.CartTest#addsItem()", "org.shop.cart.CartTest#quantities(int)"}
     broken = got["org.shop.cart.CartTest#quantities(int)"]

@@ -10,7 +10,7 @@ import pytest
 
 from greenloop.parsers import parse, phpunit
 from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source import php
 from tests.parsers.helpers import by_id
@@ -110,6 +110,11 @@ def make_project(root: Path) -> None:
     (root / "tests/Unit/CouponTest.php").write_text(COUPON_TEST)
 
 
+def parse_phpunit(run: RunOutput) -> TestReport:
+    """The whole parse: the phpunit parser, then the normalizer (lines through ``phpunit.locate``)."""
+    return parse(run, "phpunit")
+
+
 def run_of(tmp_path: Path, stdout: str, command: str = "vendor/bin/phpunit", exit_code: int = 1,
            stderr: str = "") -> RunOutput:
     return RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=tmp_path)
@@ -176,7 +181,7 @@ Tests: 9, Assertions: 7, Errors: 1, Failures: 2, Skipped: 1, Risky: 1.
 
 def test_progress_names_every_test_from_the_sources(tmp_path: Path) -> None:
     make_project(tmp_path)
-    report = phpunit.parse(run_of(tmp_path, PROGRESS_OUT, exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, PROGRESS_OUT, exit_code=2))
     assert [t.id for t in report.tests] == ORDER
     got = by_id(report)
     assert got[ORDER[0]].status == Status.PASSED
@@ -194,14 +199,14 @@ def test_progress_names_every_test_from_the_sources(tmp_path: Path) -> None:
 
 def test_file_and_line_are_the_method_definition(tmp_path: Path) -> None:
     make_project(tmp_path)
-    got = by_id(phpunit.parse(run_of(tmp_path, PROGRESS_OUT, exit_code=2)))
+    got = by_id(parse_phpunit(run_of(tmp_path, PROGRESS_OUT, exit_code=2)))
     assert (got[ORDER[1]].file, got[ORDER[1]].line) == ("tests/Unit/CartTest.php", 16)
     assert (got[ORDER[4]].file, got[ORDER[4]].line) == ("tests/Unit/CartTest.php", 29)
     assert (got[ORDER[8]].file, got[ORDER[8]].line) == ("tests/Unit/CouponTest.php", 20)
 
 
 def test_without_sources_only_named_tests_are_listed(tmp_path: Path) -> None:
-    report = phpunit.parse(run_of(tmp_path, PROGRESS_OUT, exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, PROGRESS_OUT, exit_code=2))
     assert {t.id for t in report.tests} == {ORDER[1], ORDER[3], ORDER[8], ORDER[7]}
     assert any("could not be matched" in w for w in report.warnings)
     # no sources: the trace still gives a location
@@ -211,7 +216,7 @@ def test_without_sources_only_named_tests_are_listed(tmp_path: Path) -> None:
 def test_progress_line_cut_by_test_output(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = BANNER + "..hello from a test\n.......     9 / 9 (100%)\n\nTime: 00:00.010, Memory: 6.00 MB\n\nOK (9 tests, 9 assertions)\n"
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=0))
+    report = parse_phpunit(run_of(tmp_path, out, exit_code=0))
     assert [t.id for t in report.tests] == ORDER
     assert all(t.status == Status.PASSED for t in report.tests)
 
@@ -219,9 +224,9 @@ def test_progress_line_cut_by_test_output(tmp_path: Path) -> None:
 def test_filter_selects_data_set_rows(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = BANNER + "..   2 / 2 (100%)\n\nTime: 00:00.003, Memory: 6.00 MB\n\nOK (2 tests, 2 assertions)\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --filter 'testPrice#0-1'", exit_code=0))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --filter 'testPrice#0-1'", exit_code=0))
     assert [t.id for t in report.tests] == ORDER[2:4]
-    report = phpunit.parse(run_of(tmp_path, out.replace("..", ".", 1).replace("2 / 2", "1 / 1"),
+    report = parse_phpunit(run_of(tmp_path, out.replace("..", ".", 1).replace("2 / 2", "1 / 1"),
                                   command="phpunit --filter test_code_is_valid@winter", exit_code=0))
     assert [t.id for t in report.tests] == [ORDER[7]]
 
@@ -231,7 +236,7 @@ def test_path_argument_limits_the_suite(tmp_path: Path) -> None:
     out = BANNER + "..F  3 / 3 (100%)\n\nTime: 00:00.003, Memory: 6.00 MB\n\nThere was 1 failure:\n\n" \
         "1) Shop\\Tests\\Unit\\CouponTest::testExpired\nFailed asserting that true is false.\n\n" \
         "/w/tests/Unit/CouponTest.php:21\n\nFAILURES!\nTests: 3, Assertions: 3, Failures: 1.\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit tests/Unit/CouponTest.php"))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit tests/Unit/CouponTest.php"))
     assert [t.id for t in report.tests] == ORDER[6:]
     assert [t.status for t in report.tests] == [Status.PASSED, Status.PASSED, Status.FAILED]
 
@@ -241,7 +246,7 @@ def test_verbose_sections_name_skipped_and_incomplete(tmp_path: Path) -> None:
         "There was 1 incomplete test:\n\n1) App\\FooTest::testLater\nnot yet\n\n/p/tests/FooTest.php:12\n\n--\n\n" \
         "There was 1 skipped test:\n\n1) App\\FooTest::testNoDb\nno database\n\n/p/tests/FooTest.php:8\n\n" \
         "OK, but incomplete, skipped, or risky tests!\nTests: 2, Assertions: 0, Skipped: 1, Incomplete: 1.\n"
-    got = by_id(phpunit.parse(run_of(tmp_path, out, command="phpunit -v", exit_code=0)))
+    got = by_id(parse_phpunit(run_of(tmp_path, out, command="phpunit -v", exit_code=0)))
     assert (got["App\\FooTest::testLater"].status, got["App\\FooTest::testLater"].native_status) == \
         (Status.SKIPPED, "incomplete")
     assert got["App\\FooTest::testNoDb"].status == Status.SKIPPED
@@ -252,7 +257,7 @@ def test_colours_are_ignored(tmp_path: Path) -> None:
     make_project(tmp_path)
     coloured = PROGRESS_OUT.replace(".E.F", ".\x1b[31;1mE\x1b[0m.\x1b[41;37mF\x1b[0m").replace(
         "ERRORS!", "\x1b[37;41mERRORS!\x1b[0m")
-    report = phpunit.parse(run_of(tmp_path, coloured, command="phpunit --colors=always", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, coloured, command="phpunit --colors=always", exit_code=2))
     assert [t.id for t in report.tests] == ORDER
     assert by_id(report)[ORDER[1]].status == Status.ERRORED
 
@@ -310,7 +315,7 @@ Tests: 9, Assertions: 7, Errors: 2, Failures: 1, Skipped: 1, Risky: 1.
 
 def test_testdox_maps_humanised_names_back(tmp_path: Path) -> None:
     make_project(tmp_path)
-    report = phpunit.parse(run_of(tmp_path, TESTDOX_OUT, command="phpunit --testdox", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, TESTDOX_OUT, command="phpunit --testdox", exit_code=2))
     assert [t.id for t in report.tests] == ORDER
     got = by_id(report)
     # "LogicException: ..." is an error by shape; the summary says 2 errors,
@@ -328,7 +333,7 @@ def test_testdox_colour_tells_error_from_failure(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = TESTDOX_OUT.replace(" ✘ Adds items", " \x1b[31m✘\x1b[0m Adds items").replace(
         " ✘ Price with data set #1", " \x1b[33m✘\x1b[0m Price with data set #1")
-    got = by_id(phpunit.parse(run_of(tmp_path, out, command="phpunit --testdox --colors=always", exit_code=2)))
+    got = by_id(parse_phpunit(run_of(tmp_path, out, command="phpunit --testdox --colors=always", exit_code=2)))
     assert got[ORDER[1]].status == Status.FAILED
     assert got[ORDER[3]].status == Status.ERRORED
 
@@ -337,12 +342,12 @@ def test_testdox_coloured_data_set_names(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = TESTDOX_OUT.replace('with data set "summer sale"', "with summer·sale").replace(
         "Price with data set #0", "Price with data set 0")
-    ids = [t.id for t in phpunit.parse(run_of(tmp_path, out, command="phpunit --testdox")).tests]
+    ids = [t.id for t in parse_phpunit(run_of(tmp_path, out, command="phpunit --testdox")).tests]
     assert ids == ORDER
 
 
 def test_testdox_without_sources_rebuilds_ids(tmp_path: Path) -> None:
-    report = phpunit.parse(run_of(tmp_path, TESTDOX_OUT, command="phpunit --testdox", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, TESTDOX_OUT, command="phpunit --testdox", exit_code=2))
     ids = [t.id for t in report.tests]
     assert "Shop\\Tests\\Unit\\CartTest::testEmptyCart" in ids
     assert "Shop\\Tests\\Unit\\CartTest::testPrice with data set #1" in ids
@@ -355,7 +360,7 @@ def test_testdox_summary_of_non_successful_tests_is_not_counted_twice(tmp_path: 
         "Time: 00:00.010, Memory: 6.00 MB\n",
         "Time: 00:00.010, Memory: 6.00 MB\n\nSummary of non-successful tests:\n\nCoupon (Shop\\Tests\\Unit\\Coupon)\n"
         " ✘ Expired\n   │\n   │ LogicException: no clock\n   │\n")
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --testdox", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --testdox", exit_code=2))
     assert len(report.tests) == 9
 
 
@@ -414,7 +419,7 @@ JUNIT_CONSOLE = BANNER + ".RFIE   5 / 5 (100%)\n\nTime: 00:00.010, Memory: 6.00 
 def test_junit_log_is_used_and_refined_by_the_console(tmp_path: Path) -> None:
     (tmp_path / "build").mkdir()
     (tmp_path / "build/junit.xml").write_text(JUNIT)
-    report = phpunit.parse(run_of(tmp_path, JUNIT_CONSOLE, command="phpunit --log-junit build/junit.xml", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, JUNIT_CONSOLE, command="phpunit --log-junit build/junit.xml", exit_code=2))
     assert report.sources[0] == "junit-xml:build/junit.xml"
     got = by_id(report)
     winter = got['Shop\\Tests\\Unit\\CouponTest::test_code_is_valid with data set "winter"']
@@ -432,7 +437,7 @@ def test_junit_log_is_used_and_refined_by_the_console(tmp_path: Path) -> None:
 def test_truncated_junit_falls_back_to_console(tmp_path: Path) -> None:
     make_project(tmp_path)
     (tmp_path / "junit.xml").write_text(JUNIT[: JUNIT.index("<testcase name=\"testExpired\"")])
-    report = phpunit.parse(run_of(tmp_path, PROGRESS_OUT, command="phpunit --log-junit=junit.xml", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, PROGRESS_OUT, command="phpunit --log-junit=junit.xml", exit_code=2))
     assert any("truncated" in w for w in report.warnings)
     ids = [t.id for t in report.tests]
     # the two rows the log kept, then everything else from the console
@@ -442,7 +447,7 @@ def test_truncated_junit_falls_back_to_console(tmp_path: Path) -> None:
 
 def test_missing_junit_is_a_warning(tmp_path: Path) -> None:
     make_project(tmp_path)
-    report = phpunit.parse(run_of(tmp_path, PROGRESS_OUT, command="phpunit --log-junit nowhere.xml", exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, PROGRESS_OUT, command="phpunit --log-junit nowhere.xml", exit_code=2))
     assert any("does not exist" in w for w in report.warnings)
     assert len(report.tests) == 9
 
@@ -451,7 +456,7 @@ def test_missing_junit_is_a_warning(tmp_path: Path) -> None:
 def test_php_parse_error_is_a_build_error(tmp_path: Path) -> None:
     make_project(tmp_path)
     err = (f"PHP Parse error:  syntax error, unexpected token \"}}\" in {tmp_path}/tests/Unit/CartTest.php on line 12\n")
-    report = phpunit.parse(run_of(tmp_path, "", exit_code=255, stderr=err))
+    report = parse_phpunit(run_of(tmp_path, "", exit_code=255, stderr=err))
     assert report.build_error
     [t] = report.tests
     assert (t.id, t.status, t.line) == ("tests/Unit/CartTest.php", Status.ERRORED, 12)
@@ -462,7 +467,7 @@ def test_uncaught_parse_error_with_stack_trace(tmp_path: Path) -> None:
     err = ("PHP Fatal error:  Uncaught ParseError: syntax error, unexpected identifier \"x\" in <ROOT>/tests/ATest.php:7\n"
            "Stack trace:\n#0 /usr/share/php/PHPUnit/Util/FileLoader.php(49): PHPUnit\\Util\\FileLoader::load()\n"
            "#1 {main}\n  thrown in /usr/share/php/PHPUnit/TextUI/Command.php on line 99\n")
-    report = phpunit.parse(run_of(tmp_path, "", exit_code=255, stderr=err))
+    report = parse_phpunit(run_of(tmp_path, "", exit_code=255, stderr=err))
     [t] = report.tests
     assert (t.id, t.line, report.build_error) == ("tests/ATest.php", 7, True)
     assert "ParseError: syntax error" in t.message
@@ -472,7 +477,7 @@ def test_uncaught_parse_error_with_stack_trace(tmp_path: Path) -> None:
 def test_phpunit_10_crash_message(tmp_path: Path) -> None:
     out = ("PHPUnit 10.5.1 by Sebastian Bergmann and contributors.\n\n\nAn error occurred inside PHPUnit.\n\n"
            "Message:  syntax error, unexpected token \"->\"\nLocation: <ROOT>/tests/BTest.php:13\n\n#0 {main}\n")
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=255))
+    report = parse_phpunit(run_of(tmp_path, out, exit_code=255))
     [t] = report.tests
     assert (t.id, t.line, t.status, report.build_error) == ("tests/BTest.php", 13, Status.ERRORED, True)
     assert 'syntax error, unexpected token "->"' in t.message
@@ -481,7 +486,7 @@ def test_phpunit_10_crash_message(tmp_path: Path) -> None:
 def test_killed_by_timeout_names_the_running_test(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = BANNER + "..."
-    report = phpunit.parse(run_of(tmp_path, out, command="timeout 10 vendor/bin/phpunit", exit_code=124))
+    report = parse_phpunit(run_of(tmp_path, out, command="timeout 10 vendor/bin/phpunit", exit_code=124))
     assert report.timed_out
     assert [t.id for t in report.tests] == ORDER[:4]
     assert report.tests[-1].timed_out and report.tests[-1].status == Status.FAILED
@@ -489,7 +494,7 @@ def test_killed_by_timeout_names_the_running_test(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("stdout", ["", "\x00\xff garbage \x1b[31m\n" * 50, "PHPUnit 9.6.7 by Sebastian Bergmann"])
 def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
-    report = phpunit.parse(run_of(tmp_path, stdout, exit_code=1))
+    report = parse_phpunit(run_of(tmp_path, stdout, exit_code=1))
     assert report.tests == []
     assert report.warnings
 
@@ -583,7 +588,7 @@ ATTR_ORDER = [
 def test_attributes_and_renumbered_data_sets(tmp_path: Path) -> None:
     make_attr_project(tmp_path)
     out = BANNER.replace("9.6.7", "10.5.2") + "......   6 / 6 (100%)\n\nTime: 00:00.010, Memory: 8.00 MB\n\nOK (6 tests, 6 assertions)\n"
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=0))
+    report = parse_phpunit(run_of(tmp_path, out, exit_code=0))
     assert [t.id for t in report.tests] == ATTR_ORDER
     assert by_id(report)[ATTR_ORDER[2]].line == 22
 
@@ -593,7 +598,7 @@ def test_reverse_order_reverses_the_plan(tmp_path: Path) -> None:
     out = BANNER + "F.....   6 / 6 (100%)\n\nTime: 00:00.010, Memory: 8.00 MB\n\nThere was 1 failure:\n\n" \
         "1) Bank\\Tests\\LedgerTest::testWithRows with data set #1 (2)\nFailed asserting that 2 is less than 0.\n\n" \
         "/p/tests/LedgerTest.php:40\n\nFAILURES!\nTests: 6, Assertions: 6, Failures: 1.\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --order-by=reverse"))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --order-by=reverse"))
     assert [t.id for t in report.tests] == ATTR_ORDER[::-1]
     assert report.tests[0].status == Status.FAILED
 
@@ -603,12 +608,12 @@ def test_random_order_names_leftovers_only_when_they_agree(tmp_path: Path) -> No
     failing = "1) Bank\\Tests\\LedgerTest::balances\nFailed asserting that false is true.\n\n/p/tests/LedgerTest.php:16\n\n"
     out = BANNER + "..F...   6 / 6 (100%)\n\nTime: 00:00.010, Memory: 8.00 MB\n\nThere was 1 failure:\n\n" + failing + \
         "FAILURES!\nTests: 6, Assertions: 6, Failures: 1.\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --order-by=random"))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --order-by=random"))
     assert sorted(t.id for t in report.tests) == sorted(ATTR_ORDER)
     assert by_id(report)["Bank\\Tests\\LedgerTest::balances"].status == Status.FAILED
     # a skipped one among them: which one is unknown, so none is named
     mixed = out.replace("..F...", ".SF...").replace("Failures: 1.", "Failures: 1, Skipped: 1.")
-    report = phpunit.parse(run_of(tmp_path, mixed, command="phpunit --order-by=random"))
+    report = parse_phpunit(run_of(tmp_path, mixed, command="phpunit --order-by=random"))
     assert [t.id for t in report.tests] == ["Bank\\Tests\\LedgerTest::balances"]
     assert any("could not be matched" in w for w in report.warnings)
 
@@ -622,7 +627,7 @@ def test_phpunit10_class_level_error_and_issue_sections(tmp_path: Path) -> None:
            "There was 1 deprecation:\n\n1) /p/src/Coupon.php:12\nstrlen(): Passing null is deprecated\n\n"
            "Triggered by:\n\n* Shop\\Tests\\Unit\\CouponTest::testExpired\n  /p/tests/Unit/CouponTest.php:20\n\n"
            "ERRORS!\nTests: 4, Assertions: 3, Errors: 1, Deprecations: 1.\n")
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, out, exit_code=2))
     got = by_id(report)
     # setUpBeforeClass failed: PHPUnit 10 names the class, its tests never ran
     cls = got["Shop\\Tests\\Unit\\CartTest"]
@@ -641,7 +646,7 @@ def test_phpunit10_testdox_with_bodies_for_skipped(tmp_path: Path) -> None:
            " ✘ Expired\n   │\n   │ Failed asserting that true is false.\n   │\n"
            "   │ /p/tests/Unit/CouponTest.php:21\n   │\n\n"
            "FAILURES!\nTests: 3, Assertions: 2, Failures: 1, Skipped: 1.\n")
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit tests/Unit/CouponTest.php --testdox"))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit tests/Unit/CouponTest.php --testdox"))
     assert [t.id for t in report.tests] == ORDER[6:]
     winter = report.tests[1]
     assert (winter.status, winter.message) == (Status.SKIPPED, "no winter this year")
@@ -651,7 +656,7 @@ def test_phpunit10_testdox_with_bodies_for_skipped(tmp_path: Path) -> None:
 def test_fatal_error_mid_run_errors_the_running_test(tmp_path: Path) -> None:
     make_attr_project(tmp_path)
     err = f"PHP Fatal error:  Allowed memory size of 16777216 bytes exhausted in {tmp_path}/src/Ledger.php on line 3\n"
-    report = phpunit.parse(run_of(tmp_path, BANNER + "..", exit_code=255, stderr=err))
+    report = parse_phpunit(run_of(tmp_path, BANNER + "..", exit_code=255, stderr=err))
     assert not report.build_error
     assert [(t.id, t.status) for t in report.tests] == [
         (ATTR_ORDER[0], Status.PASSED), (ATTR_ORDER[1], Status.PASSED), (ATTR_ORDER[2], Status.ERRORED)]
@@ -664,7 +669,7 @@ def test_debug_lines_name_every_test(tmp_path: Path) -> None:
     out = BANNER + started + "\n\nTime: 00:00.010, Memory: 6.00 MB\n\nThere was 1 failure:\n\n" \
         "1) Shop\\Tests\\Unit\\CouponTest::testExpired\nFailed asserting that true is false.\n\n" \
         "/w/tests/Unit/CouponTest.php:21\n\nFAILURES!\nTests: 9, Assertions: 8, Failures: 1, Skipped: 1.\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --debug"))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --debug"))
     assert [t.id for t in report.tests] == ORDER
     got = by_id(report)
     assert got[ORDER[8]].status == Status.FAILED
@@ -676,7 +681,7 @@ def test_debug_lines_name_every_test(tmp_path: Path) -> None:
 def test_debug_run_killed_while_a_test_ran(tmp_path: Path) -> None:
     make_project(tmp_path)
     out = BANNER + f"Test '{ORDER[0]}' started\nTest '{ORDER[0]}' ended\nTest '{ORDER[1]}' started\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="timeout 5 phpunit --debug", exit_code=124))
+    report = parse_phpunit(run_of(tmp_path, out, command="timeout 5 phpunit --debug", exit_code=124))
     assert [(t.id, t.status, t.timed_out) for t in report.tests] == [
         (ORDER[0], Status.PASSED, False), (ORDER[1], Status.FAILED, True)]
 
@@ -688,7 +693,7 @@ def test_phpunit9_stand_in_tests(tmp_path: Path) -> None:
         "RuntimeException: no amounts\n/p/tests/LedgerTest.php:30\n\n--\n\nThere was 1 warning:\n\n" \
         "1) Warning\nNo tests found in class \"Bank\\Tests\\EmptyTest\".\n\nERRORS!\n" \
         "Tests: 5, Assertions: 3, Errors: 1, Warnings: 1.\n"
-    report = phpunit.parse(run_of(tmp_path, out, exit_code=2))
+    report = parse_phpunit(run_of(tmp_path, out, exit_code=2))
     # the broken provider stands for its method; the empty class is no test
     assert [(t.id, t.status) for t in report.tests] == [
         (ATTR_ORDER[0], Status.PASSED),
@@ -700,6 +705,6 @@ def test_phpunit9_stand_in_tests(tmp_path: Path) -> None:
 
 def test_no_tests_executed_is_an_empty_but_complete_run(tmp_path: Path) -> None:
     out = BANNER + "\n\nTime: 00:00.002, Memory: 6.00 MB\n\nNo tests executed!\n"
-    report = phpunit.parse(run_of(tmp_path, out, command="phpunit --filter nothingMatches", exit_code=0))
+    report = parse_phpunit(run_of(tmp_path, out, command="phpunit --filter nothingMatches", exit_code=0))
     assert report.tests == [] and report.per_test
     assert not any("no PHPUnit results" in w for w in report.warnings)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from greenloop.parsers import parse
 from greenloop.parsers import pytest as pt
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
@@ -115,8 +116,9 @@ def ledger(tmp_path: Path) -> Path:
 
 
 def run(root: Path | None, command: str, stdout: str = "", stderr: str = "", exit_code: int = 1):
+    """The whole parse: pytest's parser, then the normalizer (lines through ``pytest.locate``)."""
     out = RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=root)
-    return pt.parse(out)
+    return parse(out, "pytest")
 
 
 def statuses(report) -> dict[str, str]:

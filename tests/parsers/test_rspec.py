@@ -12,7 +12,7 @@ import pytest
 from greenloop.parsers import parse as parse_any
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status
-from greenloop.parsers.rspec import COMMAND_RE, OUTPUT_RE, parse, parse_options
+from greenloop.parsers.rspec import COMMAND_RE, OUTPUT_RE, parse_options
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.ruby import SpecIndex, generated_description, ruby_float
 from tests.parsers.helpers import by_id
@@ -118,6 +118,11 @@ def project(tmp_path: Path, spec: str = SPEC, name: str = "spec/invoice_spec.rb"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
     return tmp_path
+
+
+def parse(run: RunOutput):
+    """The whole parse: RSpec's parser, then the normalizer (lines through ``rspec.locate``)."""
+    return parse_any(run, "rspec")
 
 
 def run_of(tmp_path: Path, stdout: str, command: str = "rspec", exit_code: int = 1, stderr: str = "") -> RunOutput:

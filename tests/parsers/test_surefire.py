@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import surefire
+from greenloop.parsers import parse
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 
 INVOICE = """package org.billing;
@@ -154,6 +154,11 @@ EXPECTED = {
 }
 
 
+def parse_surefire(run: RunOutput) -> TestReport:
+    """The whole parse: the maven-surefire parser, then the normalizer (lines through ``surefire.locate``)."""
+    return parse(run, "maven-surefire")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     pkg = tmp_path / "src" / "test" / "java" / "org" / "billing"
@@ -182,7 +187,7 @@ def _statuses(report) -> dict[str, tuple[str, int | None]]:
 
 def test_xml_reports_give_ids_statuses_and_locations(project: Path) -> None:
     _reports(project, **{"org.billing.InvoiceTest": INVOICE_XML, "org.billing.LedgerClientTest": LEDGER_XML})
-    report = surefire.parse(_run(project, CONSOLE_222))
+    report = parse_surefire(_run(project, CONSOLE_222))
     assert _statuses(report) == EXPECTED
     got = {t.id: t for t in report.tests}
     timeout = got["org.billing.InvoiceTest#callsLedger"]
@@ -202,7 +207,7 @@ def test_xml_reports_give_ids_statuses_and_locations(project: Path) -> None:
 
 def test_class_level_smart_line_without_console(project: Path) -> None:
     _reports(project, **{"org.billing.LedgerClientTest": LEDGER_XML})
-    report = surefire.parse(_run(project, ""))
+    report = parse_surefire(_run(project, ""))
     [t] = report.tests
     assert t.message.endswith("LedgerClientTest.connect:8 » Connect ledger down")
     assert t.line == 7
@@ -212,7 +217,7 @@ def test_stale_reports_of_classes_that_did_not_run_are_skipped(project: Path) ->
     _reports(project, **{"org.billing.InvoiceTest": INVOICE_XML, "org.billing.LedgerClientTest": LEDGER_XML})
     console = CONSOLE_222.split("[INFO] Running org.billing.LedgerClientTest")[0] + (
         "[ERROR] Tests run: 6, Failures: 2, Errors: 1, Skipped: 1\n")
-    report = surefire.parse(_run(project, console, command="mvn test -Dtest=InvoiceTest"))
+    report = parse_surefire(_run(project, console, command="mvn test -Dtest=InvoiceTest"))
     assert all(t.id.startswith("org.billing.InvoiceTest") for t in report.tests)
     assert any("stale report TEST-org.billing.LedgerClientTest.xml" in w for w in report.warnings)
 
@@ -221,13 +226,13 @@ def test_multi_module_reports(project: Path) -> None:
     module = project / "invoices"
     (module / "target" / "surefire-reports").mkdir(parents=True)
     (module / "target" / "surefire-reports" / "TEST-org.billing.InvoiceTest.xml").write_text(INVOICE_XML)
-    report = surefire.parse(_run(project, "[INFO] Running org.billing.InvoiceTest\n"))
+    report = parse_surefire(_run(project, "[INFO] Running org.billing.InvoiceTest\n"))
     assert len(report.tests) == 6
     assert report.sources[0] == "junit-xml:invoices/target/surefire-reports/TEST-org.billing.InvoiceTest.xml"
 
 
 def test_console_fallback_in_surefire_222_wording(project: Path) -> None:
-    report = surefire.parse(_run(project, CONSOLE_222))
+    report = parse_surefire(_run(project, CONSOLE_222))
     assert _statuses(report) == {
         "org.billing.InvoiceTest#roundsHalfUp": ("failed", 12),
         "org.billing.InvoiceTest#taxRows{int, int}[2]": ("failed", 16),
@@ -257,7 +262,7 @@ first line
 [ERROR] slow(org.billing.LegacyInvoiceTest)  Time elapsed: 0.02 sec  <<< ERROR!
 org.junit.runners.model.TestTimedOutException: test timed out after 10 milliseconds
 """
-    report = surefire.parse(_run(project, console))
+    report = parse_surefire(_run(project, console))
     got = {t.id: t for t in report.tests}
     assert _statuses(report) == {
         "org.billing.LegacyInvoiceTest#oldSum": ("failed", 7),
@@ -285,7 +290,7 @@ def test_compilation_failure_is_one_errored_entry_per_file(project: Path) -> Non
 [ERROR] {src}:[14,20] incompatible types: java.lang.String cannot be converted to int
 [ERROR] {src}:[20,5] missing return statement
 """
-    report = surefire.parse(_run(project, console))
+    report = parse_surefire(_run(project, console))
     assert report.build_error is True
     got = {t.id: t for t in report.tests}
     assert set(got) == {"src/main/java/org/billing/Invoice.java", "src/test/java/org/billing/InvoiceTest.java"}
@@ -300,7 +305,7 @@ def test_compilation_failure_is_one_errored_entry_per_file(project: Path) -> Non
 def test_dependency_failure_is_a_build_error(project: Path) -> None:
     console = ("[INFO] BUILD FAILURE\n[ERROR] Failed to execute goal on project billing: Could not resolve "
                "dependencies for project org:billing:jar:1.0: org.acme:money:jar:9 was not found\n")
-    report = surefire.parse(_run(project, console))
+    report = parse_surefire(_run(project, console))
     assert report.build_error is True
     [t] = report.tests
     assert t.id == "pom.xml" and "Could not resolve dependencies" in t.message
@@ -308,14 +313,14 @@ def test_dependency_failure_is_a_build_error(project: Path) -> None:
 
 def test_truncated_report_keeps_cases_and_warns(project: Path) -> None:
     _reports(project, **{"org.billing.InvoiceTest": INVOICE_XML[: INVOICE_XML.index('<testcase name="callsLedger"')]})
-    report = surefire.parse(_run(project, ""))
+    report = parse_surefire(_run(project, ""))
     assert len(report.tests) == 4
     assert any("truncated" in w for w in report.warnings)
 
 
 def test_run_killed_by_timeout(project: Path) -> None:
     console = "[INFO]  T E S T S\n[INFO] Running org.billing.InvoiceTest\n"
-    report = surefire.parse(_run(project, console, command="timeout 60 mvn test", exit_code=124))
+    report = parse_surefire(_run(project, console, command="timeout 60 mvn test", exit_code=124))
     assert report.timed_out is True
     assert any("killed while org.billing.InvoiceTest was running" in w for w in report.warnings)
 
@@ -323,7 +328,7 @@ def test_run_killed_by_timeout(project: Path) -> None:
 @pytest.mark.parametrize("stdout", ["", "\x00\xff binary \x1b[" * 50, "[ERROR] x  Time elapsed: 1 s  <<< ERROR!\n"])
 def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
     _reports(tmp_path, **{"broken": "<testsuite><testcase name='a' classname='b'><failure>\x01"})
-    report = surefire.parse(RunOutput(command="mvn test", exit_code=1, stdout_text=stdout, cwd=tmp_path))
+    report = parse_surefire(RunOutput(command="mvn test", exit_code=1, stdout_text=stdout, cwd=tmp_path))
     assert report.framework == "maven-surefire"
     assert report.warnings
 
@@ -339,6 +344,6 @@ def test_detection(tmp_path: Path) -> None:
 def test_running_names_that_are_not_report_names_do_not_filter(project: Path) -> None:
     # Some providers print display names in "Running ...": reports are kept rather than all dropped.
     _reports(project, **{"org.billing.InvoiceTest": INVOICE_XML})
-    report = surefire.parse(_run(project, "[INFO] Running InvoiceSpec\n"))
+    report = parse_surefire(_run(project, "[INFO] Running InvoiceSpec\n"))
     assert len(report.tests) == 6
     assert not any("stale" in w for w in report.warnings)

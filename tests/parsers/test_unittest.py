@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from greenloop.parsers import parse as parse_run
 from greenloop.parsers import unittest as ut
 from greenloop.parsers.detect import from_command, from_output
 from greenloop.parsers.models import Status
@@ -159,7 +160,9 @@ def shop(tmp_path: Path) -> Path:
 
 
 def parse(root: Path, command: str, stderr: str, stdout: str = "", exit_code: int = 1) -> ut.TestReport:
-    return ut.parse(RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr, cwd=root))
+    """The whole parse: unittest's parser, then the normalizer (lines through ``unittest.locate``)."""
+    return parse_run(RunOutput(command=command, exit_code=exit_code, stdout_text=stdout, stderr_text=stderr,
+                               cwd=root), "unittest")
 
 
 def summary(report: ut.TestReport) -> dict[str, tuple[str, str | None, int | None]]:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import vitest
+from greenloop.parsers import parse
 from greenloop.parsers.detect import from_command, from_output
-from greenloop.parsers.models import Status
+from greenloop.parsers.models import Status, TestReport
 from greenloop.parsers.run_output import RunOutput
 from greenloop.parsers.source.js import format_title
 from tests.parsers.helpers import by_id, write_files
@@ -144,6 +144,11 @@ def _project(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
     return write_files(root, files)
 
 
+def parse_vitest(run: RunOutput) -> TestReport:
+    """The whole parse: vitest's parser, then the normalizer (lines through ``vitest.locate``)."""
+    return parse(run, "vitest")
+
+
 def _run(root: Path, command: str = "npx vitest run", stdout: str = "", stderr: str = "", code: int = 1) -> RunOutput:
     return RunOutput(command=command, exit_code=code, stdout_text=stdout, stderr_text=stderr, cwd=root)
 
@@ -171,7 +176,7 @@ def _assert_full_run(report) -> None:
 
 def test_default_reporter_bare_titles(tmp_path: Path) -> None:
     run = _run(_project(tmp_path), stdout=DEFAULT_V4 + "\n" + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS)
-    report = vitest.parse(run)
+    report = parse_vitest(run)
     _assert_full_run(report)
     tests = by_id(report)
     removed = tests["cart > removes items"]
@@ -186,7 +191,7 @@ def test_default_reporter_coloured(tmp_path: Path) -> None:
     coloured = DEFAULT_V4.replace(" ✓ ", " \x1b[32m✓\x1b[39m ").replace(" × ", " \x1b[31m×\x1b[31m ")
     coloured = coloured.replace("test/cart.test.ts", "\x1b[2mtest/\x1b[22mcart.test.ts")
     stderr = (FAILED_SUITES + FAILED_TESTS).replace(" FAIL ", "\x1b[41m\x1b[1m FAIL \x1b[22m\x1b[49m")
-    report = vitest.parse(_run(_project(tmp_path), stdout=coloured + SUMMARY, stderr=stderr))
+    report = parse_vitest(_run(_project(tmp_path), stdout=coloured + SUMMARY, stderr=stderr))
     _assert_full_run(report)
 
 
@@ -199,7 +204,7 @@ def test_collapsed_passing_file_and_name_filter(tmp_path: Path) -> None:
  Test Files  1 passed (1)
       Tests  1 passed | 9 skipped (10)
 """
-    report = vitest.parse(_run(_project(tmp_path), "NO_COLOR=1 npx vitest run test/cart -t 'charges \\d+ for 3'",
+    report = parse_vitest(_run(_project(tmp_path), "NO_COLOR=1 npx vitest run test/cart -t 'charges \\d+ for 3'",
                                stdout=stdout, code=0))
     tests = by_id(report)
     assert len(tests) == 10
@@ -233,7 +238,7 @@ def test_verbose_reporter_full_names(tmp_path: Path) -> None:
 If this is a long-running test, pass a timeout value as the last argument or configure it globally with "testTimeout".
 
 """
-    report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=verbose", stdout=stdout + SUMMARY,
+    report = parse_vitest(_run(_project(tmp_path), "npx vitest run --reporter=verbose", stdout=stdout + SUMMARY,
                                stderr=FAILED_SUITES + FAILED_TESTS))
     _assert_full_run(report)
 
@@ -252,7 +257,7 @@ def test_v1_failure_lines_and_unlisted_passes(tmp_path: Path) -> None:
      → Test timed out in 100ms.
 
 """
-    report = vitest.parse(_run(_project(tmp_path), stdout=stdout + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
+    report = parse_vitest(_run(_project(tmp_path), stdout=stdout + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
     # unlisted tests come from the sources: the failed suite's tests as skipped
     _assert_full_run(report)
     assert by_id(report)["cart > rounds totals"].message == "Error: Expect test to fail"
@@ -271,7 +276,7 @@ Error: Test timed out in 100ms.
 ⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/1]⎯
 """
     summary = " Test Files  1 failed | 1 passed (2)\n      Tests  1 failed | 2 passed (3)\n"
-    report = vitest.parse(_run(root, "npx vitest run --reporter=dot test/price test/util",
+    report = parse_vitest(_run(root, "npx vitest run --reporter=dot test/price test/util",
                                stdout=stdout + summary, stderr=stderr))
     assert {t.id: t.status for t in report.tests} == {
         "waits for rates": Status.FAILED, "formats price": Status.PASSED, "trims": Status.PASSED}
@@ -299,7 +304,7 @@ Error: Transform failed with 1 error:
 
 ⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/1]⎯
 """
-    report = vitest.parse(_run(root, stdout=stdout, stderr=stderr))
+    report = parse_vitest(_run(root, stdout=stdout, stderr=stderr))
     tests = by_id(report)
     solver = tests["test/solver.test.ts"]
     assert (solver.status, solver.line) == (Status.ERRORED, 3)
@@ -310,7 +315,7 @@ Error: Transform failed with 1 error:
 
 def test_killed_run(tmp_path: Path) -> None:
     stdout = "\n RUN  v4.0.3 /home/dev/shop\n\n ✓ test/price.test.ts > formats price 1ms\n"
-    report = vitest.parse(_run(_project(tmp_path), "timeout -s KILL 10 npx vitest run --reporter=verbose",
+    report = parse_vitest(_run(_project(tmp_path), "timeout -s KILL 10 npx vitest run --reporter=verbose",
                                stdout=stdout, code=137))
     assert report.timed_out and by_id(report)["formats price"].status == Status.PASSED
 
@@ -352,7 +357,7 @@ def test_json_report_file_and_its_gaps(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "out").mkdir()
     (root / "out/v.json").write_text(json.dumps(JSON_REPORT))
-    report = vitest.parse(_run(root, "npx vitest run --reporter=json --outputFile=out/v.json",
+    report = parse_vitest(_run(root, "npx vitest run --reporter=json --outputFile=out/v.json",
                                stdout="JSON report written to /home/dev/shop/out/v.json\n"))
     _assert_full_run(report)
     assert report.sources == ["json:out/v.json"]
@@ -363,17 +368,17 @@ def test_json_report_file_and_its_gaps(tmp_path: Path) -> None:
 def test_json_on_stdout_and_announced_path(tmp_path: Path) -> None:
     root = _project(tmp_path)
     stdout = "stdout | test/price.test.ts > formats price\nhello\n\n" + json.dumps(JSON_REPORT) + "\n"
-    report = vitest.parse(_run(root, "npx vitest run --reporter=json", stdout=stdout))
+    report = parse_vitest(_run(root, "npx vitest run --reporter=json", stdout=stdout))
     assert report.sources == ["json:stdout"] and len(report.tests) == 13
     (root / "elsewhere.json").write_text(json.dumps(JSON_REPORT))
-    report = vitest.parse(_run(root, "npx vitest run", stdout="JSON report written to <ROOT>/elsewhere.json\n"))
+    report = parse_vitest(_run(root, "npx vitest run", stdout="JSON report written to <ROOT>/elsewhere.json\n"))
     assert report.sources == ["json:<ROOT>/elsewhere.json"] and len(report.tests) == 13
 
 
 def test_json_with_console_takes_suite_errors_from_console(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "v.json").write_text(json.dumps(JSON_REPORT))
-    report = vitest.parse(_run(root, "npx vitest run --reporter=default --reporter=json --outputFile.json=v.json",
+    report = parse_vitest(_run(root, "npx vitest run --reporter=default --reporter=json --outputFile.json=v.json",
                                stdout=DEFAULT_V4 + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
     _assert_full_run(report)
     assert by_id(report)["inventory"].message == "Error: db down"
@@ -385,7 +390,7 @@ def test_json_file_load_error(tmp_path: Path) -> None:
                              "message": "Failed to parse source for import analysis\n"
                                         "  File: <ROOT>/test/solver.test.ts:1:6"}]}
     (root / "v.json").write_text(json.dumps(data))
-    report = vitest.parse(_run(root, "npx vitest --run --reporter json --outputFile v.json"))
+    report = parse_vitest(_run(root, "npx vitest --run --reporter json --outputFile v.json"))
     assert [(t.id, t.status, t.line) for t in report.tests] == [("test/solver.test.ts", Status.ERRORED, 1)]
     assert report.build_error
 
@@ -395,7 +400,7 @@ def test_json_missing_or_truncated_falls_back(tmp_path: Path, content: str | Non
     root = _project(tmp_path)
     if content is not None:
         (root / "v.json").write_text(content)
-    report = vitest.parse(_run(root, "npx vitest run --reporter=json --reporter=default --outputFile.json=v.json",
+    report = parse_vitest(_run(root, "npx vitest run --reporter=json --reporter=default --outputFile.json=v.json",
                                stdout=DEFAULT_V4 + SUMMARY, stderr=FAILED_SUITES + FAILED_TESTS))
     assert report.sources == ["console"] and any("v.json" in w for w in report.warnings)
     assert report.totals.failed == 3
@@ -450,7 +455,7 @@ def test_junit_report(tmp_path: Path) -> None:
     root = _project(tmp_path, {"test/solver.test.ts": "import { it } from 'vitest'\nit('solves', () => {\n"})
     (root / "reports").mkdir()
     (root / "reports/junit.xml").write_text(JUNIT)
-    report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile=reports/junit.xml",
+    report = parse_vitest(_run(root, "npx vitest run --reporter=junit --outputFile=reports/junit.xml",
                                stdout="JUNIT report written to /home/dev/shop/reports/junit.xml\n"))
     tests = by_id(report)
     assert set(tests) == ALL_IDS | {"test/solver.test.ts"}
@@ -465,7 +470,7 @@ def test_junit_report(tmp_path: Path) -> None:
 def test_junit_truncated_keeps_cases_read(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "j.xml").write_text(JUNIT[:1200])
-    report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile j.xml"))
+    report = parse_vitest(_run(root, "npx vitest run --reporter=junit --outputFile j.xml"))
     assert "cart > removes items" in by_id(report)
     assert any("truncated" in w for w in report.warnings)
 
@@ -525,7 +530,7 @@ not ok 2 - test/price.test.ts # time=104.00ms {
 
 
 def test_tap_reporter(tmp_path: Path) -> None:
-    report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=TAP))
+    report = parse_vitest(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=TAP))
     _assert_full_run(report)
     tests = by_id(report)
     assert tests["cart > removes items"].message == "AssertionError: expected 2 to be 1 // Object.is equality"
@@ -546,7 +551,7 @@ not ok 2 - test/cart.test.ts > cart > removes items # time=2.00ms
 ok 3 - test/cart.test.ts > cart > checkout > charges 10 for 1 # time=0.10ms
 ok 4 - test/cart.test.ts > cart > applies coupon twice (known bug) # time=0.10ms
 """
-    report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=tap-flat", stdout=flat))
+    report = parse_vitest(_run(_project(tmp_path), "npx vitest run --reporter=tap-flat", stdout=flat))
     assert {t.id: t.status for t in report.tests} == {
         "cart > adds items": Status.PASSED, "cart > removes items": Status.FAILED,
         "cart > checkout > charges 10 for 1": Status.PASSED,
@@ -559,7 +564,7 @@ ok 4 - test/cart.test.ts > cart > applies coupon twice (known bug) # time=0.10ms
 
 @pytest.mark.parametrize("stdout", ["", "\x00\xff" * 100, " ❯ \n ✓ \n⎯⎯ Failed Tests 1 ⎯⎯\n FAIL  \n"])
 def test_bad_input_does_not_crash(tmp_path: Path, stdout: str) -> None:
-    report = vitest.parse(_run(tmp_path, stdout=stdout))
+    report = parse_vitest(_run(tmp_path, stdout=stdout))
     assert report.warnings
 
 
@@ -612,7 +617,7 @@ it('rounds', () => {})
    ✓ rounds 0ms
 """
     for stdout in (default, tree):
-        report = vitest.parse(_run(root, stdout=stdout))
+        report = parse_vitest(_run(root, stdout=stdout))
         assert {t.id: (t.status, t.line) for t in report.tests} == {
             "eu > rounds": (Status.PASSED, 3), "eu > vat > rounds": (Status.FAILED, 4), "rounds": (Status.PASSED, 6)}
 
@@ -633,7 +638,7 @@ If this is a long-running test, pass a timeout value as the last argument."
         ...
 }
 """
-    report = vitest.parse(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=tap))
+    report = parse_vitest(_run(_project(tmp_path), "npx vitest run --reporter=tap", stdout=tap))
     slow = by_id(report)["waits for rates"]
     assert slow.status == Status.FAILED and slow.timed_out
     assert slow.message.startswith("Error: Test timed out in 100ms.")
@@ -654,7 +659,7 @@ describe('outer', () => {
  ❯ test/nest.test.ts:4:29</failure></testcase>
 </testsuite></testsuites>"""
     (root / "j.xml").write_text(xml)
-    report = vitest.parse(_run(root, "npx vitest run --reporter=junit --outputFile=j.xml"))
+    report = parse_vitest(_run(root, "npx vitest run --reporter=junit --outputFile=j.xml"))
     tests = by_id(report)
     assert (tests["outer > inner"].status, tests["outer > inner"].line) == (Status.ERRORED, 3)
     assert tests["outer > inner > a"].status == Status.SKIPPED
@@ -665,5 +670,5 @@ def test_options_written_in_the_package_script(tmp_path: Path) -> None:
         {"scripts": {"test": "vitest run --reporter=json --outputFile=out/v.json"}})})
     (root / "out").mkdir()
     (root / "out/v.json").write_text(json.dumps(JSON_REPORT))
-    report = vitest.parse(_run(root, "npm test"))
+    report = parse_vitest(_run(root, "npm test"))
     assert report.sources == ["json:out/v.json"] and len(report.tests) == 13
