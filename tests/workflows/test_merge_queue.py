@@ -252,20 +252,31 @@ async def wait_for_phase(handle: WorkflowHandle, prefix: str, timeout_s: float =
     raise AssertionError(f"the run never reached {prefix!r}")
 
 
+async def abort_at(client, request, phase: str, after_s: float = 0.0) -> tuple[RunSummary, WorkflowHandle, float]:
+    """Run ``request`` on a worker of its own, abort it ``after_s`` seconds into ``phase``;
+    its summary and handle (the history replayed), and how long the abort took to end it."""
+    from greenloop.worker import build_worker  # one worker for the run; the test steers it
+
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    loop = asyncio.get_running_loop()
+    async with build_worker(client, task_queue=queue):
+        handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=f"abort-{uuid.uuid4().hex[:6]}",
+                                             task_queue=queue)
+        await wait_for_phase(handle, phase)
+        await asyncio.sleep(after_s)
+        asked = loop.time()
+        await handle.signal(FixSuiteWorkflow.abort_signal, f"stop while {phase}")
+        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=400)
+        waited = loop.time() - asked
+    await replays(client, handle)
+    return summary, handle, waited
+
+
 async def test_an_abort_mid_bisection_accepts_nothing_unvalidated(temporal_env, scripted, tmp_path):
     make_project(tmp_path / "p", 3, slow_s=1.5)
     scripted(scenario(3, breaking={1: [BREAK]}))
     request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
-    from greenloop.worker import build_worker  # one worker for the run; the test steers it
-
-    queue = f"q-{uuid.uuid4().hex[:6]}"
-    async with build_worker(temporal_env.client, task_queue=queue):
-        handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request,
-                                                          id=f"abort-{uuid.uuid4().hex[:6]}", task_queue=queue)
-        await wait_for_phase(handle, "bisecting batch")
-        await handle.signal(FixSuiteWorkflow.abort_signal, "stop in the middle of the bisection")
-        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=240)
-    await replays(temporal_env.client, handle)
+    summary, handle, _ = await abort_at(temporal_env.client, request, "bisecting batch")
 
     run_dir = Path(request.run_dir)
     assert summary.state == "aborted"
@@ -284,20 +295,8 @@ async def test_an_abort_cancels_the_batch_check_in_flight(temporal_env, scripted
         "    time.sleep(120)\n")
     scripted(scenario(2))
     request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=8, validation="queue")
-    from greenloop.worker import build_worker
-
-    queue = f"q-{uuid.uuid4().hex[:6]}"
-    async with build_worker(temporal_env.client, task_queue=queue):
-        handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request,
-                                                          id=f"abort-{uuid.uuid4().hex[:6]}", task_queue=queue)
-        await wait_for_phase(handle, "validating batch")
-        await asyncio.sleep(3)  # the check's test process is running (and sleeping)
-        loop = asyncio.get_running_loop()
-        asked = loop.time()
-        await handle.signal(FixSuiteWorkflow.abort_signal, "stop while a batch is checked")
-        summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=400)
-        waited = loop.time() - asked
-    await replays(temporal_env.client, handle)
+    # Three seconds into the batch's check: its test process is running (and sleeping).
+    summary, handle, waited = await abort_at(temporal_env.client, request, "validating batch", after_s=3)
 
     run_dir = Path(request.run_dir)
     assert summary.state == "aborted" and summary.fixed == []
