@@ -147,7 +147,12 @@ async def set_up(workspace: Path, language: str, framework: str, settings: Sandb
         folder.mkdir(parents=True)
         await asyncio.to_thread(stage, workspace, recipe, folder / "project")
         made = _for_tests(recipe, folder)
-        caches = {"UV_CACHE_DIR": cache.envs_root() / ".uv-cache", "npm_config_cache": cache.envs_root() / ".npm-cache"}
+        # Download caches, one set per sandbox backend: each runs as its own user (docker as the
+        # workspace's owner or an unprivileged uid, bubblewrap as a root without capabilities), and
+        # neither can write what the other created.
+        _, backend, _ = await asyncio.to_thread(sandbox.choose_backend, settings.backend)
+        caches = {"UV_CACHE_DIR": cache.envs_root() / f".uv-cache-{backend}",
+                  "npm_config_cache": cache.envs_root() / f".npm-cache-{backend}"}
         for c in caches.values():
             c.mkdir(parents=True, exist_ok=True)
         reach = {v: os.environ[v] for v in REGISTRY_VARS if os.environ.get(v)}
