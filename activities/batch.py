@@ -6,8 +6,8 @@ scratch git worktree, applies the candidates' edit sets there and runs (1) the
 candidates' own tests in one runner invocation, with the tests that run the
 candidates' files (test impact, ``runner/impact.py``), each one that fails
 there again alone, then (2) the whole suite once, compared with the baseline.
-An impacted test that fails alone too is a regression found without the
-suite run; the candidates whose files none of the regressing tests ran are
+An impacted test that fails there twice and passes without the fixes
+(selected the same way) is a regression found without the suite run; the candidates whose files none of the regressing tests ran are
 named (``innocent``), so that a bisection judges them first. A
 test that passed on the accepted state and fails here is run again with the
 same content: one that passes then is flaky, never a regression. The run
@@ -74,12 +74,12 @@ def _impacted(inp: CheckInput, found: ImpactMap | None) -> list[str]:
     return sorted(t for t in tests if before.get(t) == Status.PASSED and t not in own)[:MOST_IMPACTED]
 
 
-async def _together(inp: CheckInput, ws: Workspace, ids: list[str]) -> dict[str, bool] | None:
+async def _together(inp: CheckInput, ws: Workspace, ids: list[str], at_least: int = 2) -> dict[str, bool] | None:
     """``ids`` in one runner invocation: whether each passed; None when the framework
     cannot select them together (or a repository command runs one test at a time)."""
     report = load_report(inp.failure_run.report_path)
     tests = [t for t in (report.find(i) for i in ids) if t is not None]
-    if len(tests) < 2 or inp.plan.single_test_command:
+    if len(tests) < at_least or inp.plan.single_test_command:
         return None
     try:
         command = selection_command(inp.plan, tests)
@@ -105,18 +105,32 @@ async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: Ch
     together = await _together(inp, ws, own + impacted) if own or impacted else None
     result.single_runs += together is not None
     own_suspects = own if together is None else [i for i in own if not together[i]]
-    impact_suspects = [] if together is None else [i for i in impacted if not together[i]]
-    regressed = []
-    for test_id in own_suspects + impact_suspects:
+    for test_id in own_suspects:
         alone = await _alone(inp, ws, test_id)
         result.single_runs += 1
-        if alone.passed:
-            continue
-        if test_id in impact_suspects:
-            regressed.append(test_id)
-        else:
+        if not alone.passed:
             result.still_failing[test_id] = alone.failure_reason()
-    return regressed
+    suspects = [] if together is None else [i for i in impacted if not together[i]]
+    return await _broken_by_the_fixes(inp, ws, suspects, result) if suspects and not result.still_failing else []
+
+
+async def _broken_by_the_fixes(inp: CheckInput, ws: Workspace, suspects: list[str], result: CheckResult) -> list[str]:
+    """Of the impacted tests that failed in the quick check, those that fail again with the
+    fixes and pass without them, selected the same way (a test that fails when selected
+    on its own, or only once, is left to the full-suite run)."""
+    again = await _together(inp, ws, suspects, at_least=1)
+    result.single_runs += again is not None
+    still = [i for i in suspects if again is not None and not again[i]]
+    if not still:
+        return []
+    folder = Path(ws.run_dir) / "accepted"
+    await asyncio.to_thread(wt.create, Path(inp.workspace.path), folder)  # the accepted state, without the fixes
+    try:
+        without = await _together(inp, ws.model_copy(update={"path": str(folder)}), still, at_least=1)
+    finally:
+        await asyncio.to_thread(wt.remove, Path(inp.workspace.path), folder)
+    result.single_runs += without is not None
+    return [i for i in still if without is not None and without[i]]
 
 
 def _regressions(result: CheckResult, regressions: list[str], inp: CheckInput, found: ImpactMap | None) -> None:
@@ -153,7 +167,7 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         regressed = await _quick(inp, ws, impacted, result)
         if result.still_failing:  # those fixes do not work: judged before any suite run
             return result
-        if regressed:  # a test the fixes' files are run by fails, alone too: no suite run needed to know
+        if regressed:  # a test that runs the fixes' files fails with them, passes without: no suite run needed
             _regressions(result, regressed, inp, found)
             return result
         suite = await _suite(inp, ws, "validate-batch-suite")

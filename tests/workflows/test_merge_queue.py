@@ -197,6 +197,31 @@ async def test_test_impact_names_the_regressing_fix_without_a_suite_run_or_bisec
     assert_only_validated_in(run_dir / "workspace", run_dir, 4, failing)
 
 
+async def test_an_impacted_test_that_only_passes_inside_the_whole_suite_is_not_blamed(
+        temporal_env, scripted, tmp_path):
+    # The guard runs m00.py (so fix 0's quick check selects it) but passes only after tests/test_aaa.py
+    # ran in the same session: selected on its own it fails, with or without any fix.
+    failing = make_project(tmp_path / "p", 3,
+                           guard="assert getattr(__import__('calc.shared').shared, 'READY', False) "
+                                 "and m00.value() in (0, 1)")
+    (tmp_path / "p" / "tests" / "test_aaa.py").write_text(
+        "import calc.shared\n\n\ndef test_ready():\n    calc.shared.READY = True\n")
+    scripted(scenario(3))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert summary.regressions_prevented == 0 and summary.final.failed == 0
+    assert all(verdicts(r) == ["PASS"] for r in results(run_dir).values())
+    checks = events(run_dir, "batch_checked")
+    # The guard was in the quick check (impacted), failed there, yet the full suite decided.
+    with_guard = [c for c in checks if tid(0) in c["tests"]]
+    assert with_guard and with_guard[0]["impacted"] >= 1 and with_guard[0]["suite_runs"] >= 1
+    assert all(c["ok"] and c["regressions"] == [] for c in checks)
+
+
 async def test_two_fixes_that_regress_only_together_one_is_accepted(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 2, guard="assert m00.value() + m01.value() < 2")
     scripted(scenario(2))
