@@ -113,7 +113,7 @@ class FixRequest(BaseModel):
     # How fixes are validated: "each" (every attempt runs its test alone and the full suite itself)
     # or "queue" (candidates validated in batches, one full-suite run per batch, a failing batch
     # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
-    validation: Literal["queue", "each"] = "each"
+    validation: Literal["queue", "each"] = "queue"
     max_batch: int = Field(default=32, ge=1, le=64)
     # Queue: map which tests run which files once (per-test coverage, where the framework gives it)
     # to add the tests a batch's files are run by to its quick check, and to order its bisection.
@@ -290,6 +290,9 @@ class FixOneTestResult(BaseModel):
     host_lost: str | None = None
     host_queue: str | None = None  # the lost worker's queue
     batch: int | None = None  # validation queue: the batch that accepted the fix
+    # Validation queue: attempts made again on the current files (written on files a fix accepted
+    # meanwhile changed; not counted as attempts), with what their model calls cost and why.
+    remade: list[AttemptRecord] = Field(default_factory=list)
 
 
 class FixStatusView(BaseModel):
