@@ -110,9 +110,9 @@ class FixRequest(BaseModel):
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
-    # How fixes are validated: "each" (every attempt runs its test alone and the full suite itself)
-    # or "queue" (candidates validated in batches, one full-suite run per batch, a failing batch
-    # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
+    # How fixes are validated: "queue", the default (candidates validated in batches, one full-suite
+    # run per batch, a failing batch bisected: workflows/merge_queue.py), or "each" (every attempt
+    # runs its test alone and the full suite itself). Batches hold at most ``max_batch`` fixes.
     validation: Literal["queue", "each"] = "queue"
     max_batch: int = Field(default=32, ge=1, le=64)
     # Queue: map which tests run which files once (per-test coverage, where the framework gives it)
