@@ -85,15 +85,20 @@ async def _together(inp: CheckInput, ws: Workspace, ids: list[str], at_least: in
         command = selection_command(inp.plan, tests)
     except GreenloopError:
         return None  # the framework cannot select these together: each alone
-    run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
-                          _heartbeat, command=command)
+    with telemetry.span("greenloop.sandbox.run", label="validate-batch-single", backend=inp.sandbox.backend):
+        run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
+                              _heartbeat, command=command)
     telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
     return {i: (t := run.report.find(i)) is not None and t.status in PASSING for i in ids}
 
 
 async def _alone(inp: CheckInput, ws: Workspace, test_id: str) -> SingleRun:
+    # A candidate's own test is labelled with its attempt, as in each mode (the report's validation
+    # output and the sandbox run's span name the attempt).
+    attempt = next((c.attempt for c in inp.candidates if c.test_id == test_id), None)
     return await run_alone(SingleInput(workspace=ws, plan=inp.plan, test_id=test_id, failure_run=inp.failure_run,
-                                       sandbox=inp.sandbox, label="validate-batch-single"))
+                                       sandbox=inp.sandbox,
+                                       label="validate-batch-single" if attempt is None else f"validate-{attempt}-single"))
 
 
 async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: CheckResult) -> list[str]:

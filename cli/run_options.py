@@ -30,9 +30,9 @@ def _options(
     run_budget: Annotated[int, typer.Option("--run-budget", help="Whole-run time budget, seconds.")] = 3600,
     per_test_budget: Annotated[int, typer.Option("--per-test-budget", help="Per-test time budget, seconds.")] = 3600,
     concurrency: Annotated[int, typer.Option(help="Tests fixed at once.")] = 1,
-    validation: Annotated[str, typer.Option(help="How fixes are validated: each (every attempt runs the full "
-                                                 "suite itself) or queue (in batches, one full-suite run per batch, "
-                                                 "a failing batch bisected).")] = "each",
+    validation: Annotated[str, typer.Option(help="How fixes are validated: queue (in batches like a merge queue, "
+                                                 "one full-suite run per batch, a failing batch bisected) or each "
+                                                 "(every attempt runs the full suite itself).")] = "queue",
     max_batch: Annotated[int, typer.Option(help="Most fixes one validation batch holds (queue).")] = 32,
     test_impact: Annotated[bool, typer.Option("--test-impact/--no-test-impact",
                                               help="Queue: map which tests run which files (per-test coverage, "

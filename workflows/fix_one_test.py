@@ -98,6 +98,7 @@ class FixOneTestWorkflow:
         self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
         self._host_lost: HostLost | None = None
         self._verdicts: dict[int, QueueVerdict] = {}  # validation queue: attempt -> the run's verdict
+        self._remade: list[AttemptRecord] = []  # validation queue: attempts made again on the current files
         self._attempt_started = 0.0
 
     # --- what people see ---------------------------------------------------------
@@ -354,8 +355,10 @@ class FixOneTestWorkflow:
         await workflow.wait_condition(lambda: number in self._verdicts)
         verdict = self._verdicts.pop(number)
         if verdict.stale:  # written on files a fix accepted meanwhile changed: made again, not counted
-            self._attempts.pop()
-            self._history.append(f"attempt {number} made again on the current files: {verdict.reason}")
+            remade = self._attempts.pop()
+            remade.reason = f"made again on the current files: {verdict.reason}"
+            self._remade.append(remade)
+            self._history.append(f"attempt {number} {remade.reason}")
             return Verdict.FAIL, False
         record.verdict, record.reason = verdict.verdict, verdict.reason
         where = f" in batch {verdict.batch}" if verdict.batch is not None else ""
@@ -447,5 +450,6 @@ class FixOneTestWorkflow:
             applied_edit_set=self._edit_sets.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
             host_lost=self._host_lost.reason if self._host_lost else None,
             host_queue=self._host_lost.queue if self._host_lost else None,
+            remade=list(self._remade),
         )
 

@@ -432,8 +432,8 @@ class FixSuiteWorkflow(MergeQueue):
         earlier = view.history if test_id in progress.retrying else []  # a retried test keeps its first try
         view.state, view.attempt = result.state, len(result.attempts)
         view.last_verdict = result.attempts[-1].verdict if result.attempts else None
-        view.history = earlier + [f"attempt {a.number}: {a.verdict.value if a.verdict else '-'} {a.reason}".strip()
-                                  for a in result.attempts]
+        view.history = earlier + [f"attempt {a.number} {a.reason}" for a in result.remade] + [
+            f"attempt {a.number}: {a.verdict.value if a.verdict else '-'} {a.reason}".strip() for a in result.attempts]
         summary.usage = summary.usage + result.usage
         summary.attempts += len(result.attempts)
         summary.regressions_prevented += result.regressions_prevented

@@ -81,6 +81,8 @@ class MergeQueue:
         self._queue_changed = 0
         self._closing = False
         self._in_flight = 0  # children running (proposing, or waiting for a verdict)
+        self._proposing: list[str] = []  # tests whose child is proposing a fix (not waiting for a verdict)
+        self._validating = False  # a batch is being checked (its phase stands)
 
     def _take_candidate(self, candidate: Candidate) -> None:
         if candidate.test_id not in self._children:  # its child is gone (aborted): nothing to validate
@@ -115,6 +117,8 @@ class MergeQueue:
                 running[asyncio.ensure_future(self._fix(mine, progress, test_id, progress.workspace, queue=True))] \
                     = test_id
             self._in_flight = len(running)
+            self._proposing = [t for t in running.values() if t not in self._waiting]
+            self._queue_phase()
             if not running:
                 break
             seen = self._queue_changed
@@ -127,6 +131,11 @@ class MergeQueue:
         self._closing = True
         await validator
         return taken
+
+    def _queue_phase(self: Any) -> None:
+        """The run's phase while no batch is being checked: the tests whose fixes are being proposed."""
+        if not self._validating and self._proposing:
+            self._set_phase("fixing " + ", ".join(self._proposing))
 
     async def _landed(self: Any, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult) -> None:
         test_id = result.test_id
@@ -181,17 +190,22 @@ class MergeQueue:
                     fresh.append(c)
             if fresh:
                 progress.batches += 1
+                self._validating = True
                 try:
                     passed = await self._validate_batch(request, progress, progress.batches, fresh)
                 except Aborted:
                     continue
+                finally:
+                    self._validating = False
+                    self._queue_phase()
                 progress.batch_size = next_size(size, passed, request.max_batch)
 
     async def _validate_batch(self: Any, request: FixRequest, progress: SuiteProgress, n: int,
                               batch: list[Candidate]) -> bool:
         """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole."""
-        self._set_phase(f"validating batch {n} ({len(batch)} fixes)")
-        await self._notify(batch, f"in batch {n} ({len(batch)} fixes)")
+        size = f"{len(batch)} fix" + ("es" if len(batch) > 1 else "")
+        self._set_phase(f"validating batch {n} ({size})")
+        await self._notify(batch, f"in batch {n} ({size})")
         cache: dict[tuple[str, ...], asyncio.Future] = {}  # content -> its check
         watcher = asyncio.ensure_future(self._cancel_on_abort(cache))
         try:

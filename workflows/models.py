@@ -110,10 +110,10 @@ class FixRequest(BaseModel):
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     concurrency: int = Field(default=1, ge=1, le=16)
-    # How fixes are validated: "each" (every attempt runs its test alone and the full suite itself)
-    # or "queue" (candidates validated in batches, one full-suite run per batch, a failing batch
-    # bisected: workflows/merge_queue.py). Batches hold at most ``max_batch`` fixes.
-    validation: Literal["queue", "each"] = "each"
+    # How fixes are validated: "queue", the default (candidates validated in batches, one full-suite
+    # run per batch, a failing batch bisected: workflows/merge_queue.py), or "each" (every attempt
+    # runs its test alone and the full suite itself). Batches hold at most ``max_batch`` fixes.
+    validation: Literal["queue", "each"] = "queue"
     max_batch: int = Field(default=32, ge=1, le=64)
     # Queue: map which tests run which files once (per-test coverage, where the framework gives it)
     # to add the tests a batch's files are run by to its quick check, and to order its bisection.
@@ -290,6 +290,9 @@ class FixOneTestResult(BaseModel):
     host_lost: str | None = None
     host_queue: str | None = None  # the lost worker's queue
     batch: int | None = None  # validation queue: the batch that accepted the fix
+    # Validation queue: attempts made again on the current files (written on files a fix accepted
+    # meanwhile changed; not counted as attempts), with what their model calls cost and why.
+    remade: list[AttemptRecord] = Field(default_factory=list)
 
 
 class FixStatusView(BaseModel):

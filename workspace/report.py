@@ -50,6 +50,7 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         lines += ["", f"## `{r.test_id}`: {r.state.value}", ""]
         if r.batch is not None:
             lines.append(f"Fix accepted in validation batch {r.batch}.")
+        lines += [f"Attempt {a.number} {a.reason} (its model calls: ${a.usage.cost_usd:.4f})." for a in r.remade]
         if r.answer:
             lines.append(f"Answer: {r.answer.choice.value} by {r.answer.by}" + (f" ({r.answer.note})" if r.answer.note else ""))
         for a in r.attempts:

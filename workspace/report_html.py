@@ -111,6 +111,8 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
                     f"{r.usage.output_tokens} output tokens, ${r.usage.cost_usd:.4f}</p>")
         if r.batch is not None:
             body.append(f"<p>fix accepted in validation batch {r.batch}</p>")
+        body += [f"<p class=\"muted\">attempt {a.number} {escape(a.reason)} (its model calls: ${a.usage.cost_usd:.4f})</p>"
+                 for a in r.remade]
         body += _timeline(steps.get(r.test_id, []), r)
         for a in r.attempts:
             body += _attempt(a, checks.get(r.test_id, {}).get(a.number))

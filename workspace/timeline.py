@@ -1,6 +1,7 @@
 """What happened to each test and when, read back from the run's event logs
-(``events.jsonl`` of the run directory and of each test's worktree folder):
-the steps of its timeline, and each attempt's validation output."""
+(``events.jsonl`` of the run directory, of each test's worktree folder and of
+each validation-queue check's folder): the steps of its timeline, and each
+attempt's validation output."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ class Validation(BaseModel):
 def read_events(run_dir: str | Path) -> list[dict]:
     """Every event of the run, oldest first (a line that does not parse is left out)."""
     root = Path(run_dir)
-    files = [root / "events.jsonl", *sorted(root.glob("worktrees/*/events.jsonl"))]
+    files = [root / "events.jsonl", *sorted(root.glob("worktrees/*/events.jsonl")),
+             *sorted(root.glob("batches/*/events.jsonl"))]
     events = []
     for f in files:
         if not f.is_file():
@@ -51,7 +53,23 @@ def read_events(run_dir: str | Path) -> list[dict]:
     return sorted(events, key=lambda e: e.get("timestamp", ""))
 
 
-def _step(event: dict) -> tuple[str, str] | None:
+def _checked(event: dict, test: str) -> str:
+    """A validation-queue check of ``test``'s fix (with the others of its batch or part), as a step."""
+    tests = event.get("tests") or []
+    what = f"checked in {event.get('label')}" + (f" with {len(tests) - 1} other fix(es)" if len(tests) > 1 else "")
+    if event.get("ok"):
+        return f"{what}: passed"
+    if test in (event.get("still_failing") or []):
+        return f"{what}: the test still fails"
+    if event.get("broken"):
+        return f"{what}: {event['broken']}"
+    regressions = event.get("regressions") or []
+    if regressions:
+        return f"{what}: tests that passed now fail ({', '.join(regressions[:3])})"
+    return f"{what}: failed"
+
+
+def _step(event: dict, test: str) -> tuple[str, str] | None:
     kind = event.get("event_type")
     if kind == "analysis_complete":
         return "ANALYZING", f"analysed: {event.get('kind', 'failure')}"
@@ -67,16 +85,22 @@ def _step(event: dict) -> tuple[str, str] | None:
         return "FIXED", "fix merged into the run workspace"
     if kind == "merge_conflict":
         return "PENDING", "fix did not merge: queued again"
+    if kind == "batch_checked":
+        return "VALIDATING", _checked(event, test)
+    if kind == "batch_accepted":
+        return "FIXED", "fix accepted into the run workspace"
     return None
 
 
 def timelines(events: list[dict]) -> dict[str, list[Step]]:
-    """Each test's steps, in order."""
+    """Each test's steps, in order (a validation-queue event names every test of its batch)."""
     out: dict[str, list[Step]] = defaultdict(list)
     for e in events:
-        test, step = e.get("test"), _step(e)
-        if test and step:
-            out[test].append(Step(at=e.get("timestamp", ""), state=step[0], what=step[1]))
+        named = e.get("tests")
+        for test in named if isinstance(named, list) else [e.get("test")]:
+            step = _step(e, test) if test else None
+            if step:
+                out[test].append(Step(at=e.get("timestamp", ""), state=step[0], what=step[1]))
     return dict(out)
 
 

@@ -19,7 +19,9 @@ from greenloop.server.client import queue_pollers
 # ``greenloop ARGS`` in a process that, with KILL_AT set, SIGKILLs itself once (KILLED_MARKER
 # records it) at that moment of the work: a machine dying half-way through an edit set
 # (KILL_AT=apply_edits: right after the first file of the workspace is written) or a
-# merge (KILL_AT=merge_worktree: the fix is in the workspace, the merge not recorded), or
+# merge (KILL_AT=merge_worktree: the fix is in the workspace, the merge not recorded), or an
+# accepted batch (KILL_AT=accept_batch: the first file of the run workspace written, the
+# acceptance not recorded; checks write only under batches/), or
 # with a model call in flight (KILL_AT=analyzer_turn: the analyzer's second call answered by
 # the provider, its answer not yet saved).
 # The hook lives here, in the tests, not in the product.
@@ -48,6 +50,17 @@ if kill_at == "apply_edits":
             die()
 
     backups.atomic_write = write_then_die
+elif kill_at == "accept_batch":
+    from greenloop.workspace import backups
+
+    write = backups.atomic_write
+
+    def accept_then_die(path, data, mode=None):
+        write(path, data, mode)
+        if not {"backups", "batches"} & set(Path(path).parts):
+            die()
+
+    backups.atomic_write = accept_then_die
 elif kill_at == "merge_worktree":
     from greenloop.workspace import worktree
 

@@ -1,7 +1,11 @@
-"""``concurrency > 1``: failing tests fixed side by side, each in its own git
-worktree of the run workspace, their fixes merged back only when they merge
-cleanly. Real workflows on the real dev server, real git, the real sandbox,
-the scripted LLM."""
+"""``concurrency > 1`` with ``--validation each``: failing tests fixed side by
+side, each in its own git worktree of the run workspace, their fixes merged
+back only when they merge cleanly. Real workflows on the real dev server, real
+git, the real sandbox, the scripted LLM.
+
+Worktrees per test and three-way merges exist only when each attempt validates
+itself, so every run here asks for ``validation="each"`` (the default, the
+validation queue, is tested in test_merge_queue.py)."""
 
 from __future__ import annotations
 
@@ -57,7 +61,7 @@ def assert_no_worktree_left(run_dir: str) -> None:
 async def test_demo_fixed_in_parallel_worktrees(temporal_env, demo_repo, scripted, tmp_path):
     scripted(SCENARIOS / "demo-python.yaml")
     client = temporal_env.client
-    request = fix_request(demo_repo, tmp_path, concurrency=3)
+    request = fix_request(demo_repo, tmp_path, concurrency=3, validation="each")
     run_id = f"conc-{uuid.uuid4().hex[:6]}"
     summary, handle = await drive(temporal_env, request, run_id)
     await replays(temporal_env.client, handle)
@@ -87,7 +91,7 @@ async def test_fix_that_does_not_merge_is_redone_in_the_run_workspace(temporal_e
     shutil.copytree(CONFLICT, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     server = scripted(SCENARIOS / "concurrent-conflict.yaml")
     client = temporal_env.client
-    request = fix_request(repo, tmp_path, concurrency=2)
+    request = fix_request(repo, tmp_path, concurrency=2, validation="each")
     run_id = f"conflict-{uuid.uuid4().hex[:6]}"
     summary, handle = await drive(temporal_env, request, run_id)
     await replays(temporal_env.client, handle)
@@ -133,7 +137,7 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
     client = temporal_env.client
     queue = f"q-{uuid.uuid4().hex[:6]}"
     # A short heartbeat timeout, so a cancelled test run hears of it within seconds (the sandbox beats every 5 s).
-    request = fix_request(demo_repo, tmp_path, concurrency=3, heartbeat_timeout_s=10)
+    request = fix_request(demo_repo, tmp_path, concurrency=3, heartbeat_timeout_s=10, validation="each")
     run_id = f"abort-{uuid.uuid4().hex[:6]}"
     money, carts = DEMO_FAILING[2], DEMO_FAILING[:2]
     ws = Path(request.run_dir, "workspace")
@@ -181,7 +185,7 @@ async def test_a_concurrent_run_continues_as_new_and_keeps_what_it_fixed(tempora
     scripted(data)
     client = temporal_env.client
     queue = f"q-{uuid.uuid4().hex[:6]}"
-    request = fix_request(demo_repo, tmp_path, concurrency=2, tests_per_run=2)
+    request = fix_request(demo_repo, tmp_path, concurrency=2, tests_per_run=2, validation="each")
     run_id = f"can-{uuid.uuid4().hex[:6]}"
 
     async def second_run_fixing() -> bool:

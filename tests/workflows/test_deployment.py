@@ -3,7 +3,8 @@ each see only their own data directory (separate mount namespaces, the other's
 home hidden under a tmpfs), as on two machines.
 
 Runs end green with exact content at concurrency 1 and 2; a worker SIGKILLed
-for good while it holds a run (mid-FIXING, mid-VALIDATING, mid-merge) loses nothing: the
+for good while it holds a run (mid-FIXING, mid-VALIDATING, mid-merge of a
+worktree, mid-acceptance of a batch) loses nothing: the
 other worker rebuilds the workspace from the history (the repository and every
 accepted fix, in order) and finishes the run with exactly the right files; a
 missing workspace is a typed error (``workspace_lost``), never an empty run."""
@@ -142,26 +143,32 @@ async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scr
     assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
     assert_exact(survivor.run_dir(run_id) / "workspace")
     assert summary.patch == str(survivor.run_dir(run_id) / "greenloop.patch")
-    # The lost attempt's model calls were made and are counted: the victim's fixer was asked twice.
+    # The lost attempt's model calls were made and are counted: the victim's fixer was asked twice,
+    # and once more for each attempt the validation queue had made again on the current files
+    # (written while the first test's fix to the same file was being accepted; the run says so).
     firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
-    assert len(firsts) == 2
+    [victim] = [v for v in summary.tests if v.test_id == victim_test]
+    assert len(firsts) == 2 + sum("made again on the current files" in h for h in victim.history), victim.history
     await replays(client, handle)  # the move to another worker replays deterministically
 
 
-async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for):
-    """Concurrency 2: the worker holding the run dies half-way through merging a
-    fix from its worktree (the files changed, the merge not recorded). The other
-    worker rebuilds from the accepted fixes only, and the half-merged test is
-    fixed again there."""
+@pytest.mark.parametrize(("validation", "kill_at"), [("each", "merge_worktree"), ("queue", "accept_batch")])
+async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for,
+                                                     validation, kill_at):
+    """Concurrency 2: the worker holding the run dies half-way through putting a
+    validated fix into the run workspace (each mode: merging it from its test's
+    worktree; queue mode: accepting a batch), the files changed, nothing recorded.
+    The other worker rebuilds from the accepted fixes only, and the half-applied
+    fix is applied again there (queue) or its test fixed again (each)."""
     marker = tmp_path / "crashed"
-    hosts = await hosts_for(scripted(SCENARIO), crash={"KILL_AT": "merge_worktree", "KILLED_MARKER": str(marker)})
+    hosts = await hosts_for(scripted(SCENARIO), crash={"KILL_AT": kill_at, "KILLED_MARKER": str(marker)})
     client = temporal_env.client
-    request = request_for(demo_repo, tmp_path, concurrency=2)
+    request = request_for(demo_repo, tmp_path, concurrency=2, validation=validation)
     run_id = f"merge-{uuid.uuid4().hex[:6]}"
     handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
     summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
 
-    assert marker.read_text() == "merge_worktree"
+    assert marker.read_text() == kill_at
     [dead] = [h for h in hosts if h.proc is not None and h.proc.poll() is not None]
     [survivor] = [h for h in hosts if h is not dead]
     assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)

@@ -25,9 +25,10 @@ SCENARIOS = DEMO.parent / "scenarios"
 TARGET = "tests/test_cart.py::test_discount"
 
 
-async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scripted, tmp_path):
-    scripted(SCENARIOS / "wrong-then-right.yaml")  # attempt 1 FAIL (rolled back), attempt 2 PASS
-    request = fix_request(demo_repo, tmp_path, select=[TARGET])
+@pytest.mark.parametrize("validation", ["queue", "each"])
+async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scripted, tmp_path, validation):
+    scripted(SCENARIOS / "wrong-then-right.yaml")  # attempt 1 FAIL (rolled back / not accepted), attempt 2 PASS
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], validation=validation)
     summary, _ = await drive(temporal_env, request)
     run_dir = Path(request.run_dir)
     assert summary.fixed == [TARGET]
@@ -43,13 +44,22 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert "The discount computation is wrong." in section  # the analysis
     assert '<span class="del">-        return round(self.total() * percent / 100, 2)  # bug' in section
     assert '<span class="add">+        return round(self.total() - percent, 2)  # bug' in section  # attempt 1
-    # The timeline: analysed, proposed, applied, run alone, rolled back, then fixed; with times.
+    # The timeline: analysed, proposed, applied, run alone, rolled back, then fixed (each mode); analysed,
+    # proposed, checked in a batch, not accepted, then checked again and accepted (queue); with times.
     steps = re.findall(r"<tr><td>(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)</td><td><span class=\"badge (\w+)\">", section)
     states = [s for _, s in steps]
     assert states[0] == "ANALYZING" and "FIXING" in states and "VALIDATING" in states
-    assert "edits rolled back" in section and 'end</td><td><span class="badge FIXED">' in section
-    # The validation's output excerpt: pytest's own words about the test run alone.
-    assert "1 passed" in section and "1 failed" in section
+    assert 'end</td><td><span class="badge FIXED">' in section
+    if validation == "each":
+        assert "edits rolled back" in section
+        # The validation's output excerpt: pytest's own words about the test run alone.
+        assert "1 passed" in section and "1 failed" in section
+    else:
+        checked = re.findall(r"checked in batch-\d+-\d+(?: with \d+ other fix\(es\))?: ([^<]+)</td>", section)
+        assert checked == ["the test still fails", "passed"], checked
+        assert "fix accepted into the run workspace" in section and "fix accepted in validation batch 2" in section
+        # The failed attempt's output excerpt: pytest's own words about the test run alone.
+        assert "1 failed" in section
     assert f"${summary.usage.cost_usd:.4f}" in page and f"{summary.usage.input_tokens} input" in page
     # Each attempt says what its model calls cost (the analysis and the fix), and they add up to the run's.
     costs = re.findall(r'<p class="muted">\d+ input \+ \d+ output tokens, \$(\d+\.\d{4})</p>', section)
@@ -77,6 +87,8 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert doc.report_html == summary.report_html and doc.junit_before == summary.junit_before
 
     # What a reader sees: the page rendered offline by headless Chromium, kept as the test's artifact.
+    if validation != "queue":  # the default's page is the one kept
+        return
     shot = screenshot(Path(summary.report_html), artifacts_dir(tmp_path) / "report-html.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 

@@ -87,8 +87,14 @@ FIX_BOTH = {
 }
 
 
+# Each mode: every test's fix is made and validated in its own worktree, then merged; queue mode:
+# fixes are checked in batches in a scratch worktree, then accepted. Both judge a worktree's code.
+ACCEPTED = {"each": "fix merged into the run workspace", "queue": "fix accepted in batch "}
+
+
+@pytest.mark.parametrize("validation", ["queue", "each"])
 async def test_fixes_made_in_worktrees_are_judged_on_their_own_code_not_the_users_checkout(
-        temporal_env, scripted, tmp_path, monkeypatch):
+        temporal_env, scripted, tmp_path, monkeypatch, validation):
     """The issue's trap: the user's checkout has a .venv with an editable install of
     itself; under --sandbox local, tests used to import that unfixed checkout and every
     correct fix was judged FAIL. Now the run builds its own environment and each
@@ -105,7 +111,7 @@ async def test_fixes_made_in_worktrees_are_judged_on_their_own_code_not_the_user
                    check=True, capture_output=True, timeout=300)
     git_init(repo)
     scripted(FIX_BOTH)
-    request = fix_request(repo, tmp_path, concurrency=2,
+    request = fix_request(repo, tmp_path, concurrency=2, validation=validation,
                           sandbox=fix_request(repo, tmp_path).sandbox.model_copy(update={"backend": "local"}))
     summary, _ = await drive(temporal_env, request)
     assert summary.state == "completed"
@@ -113,6 +119,6 @@ async def test_fixes_made_in_worktrees_are_judged_on_their_own_code_not_the_user
     assert summary.final.failed == 0 and summary.final.passed == 3
     assert any("the workspace's own .venv was not reused" in n and "editable" in n for n in summary.notes)
     for view in summary.tests:
-        assert view.history[-1] == "fix merged into the run workspace"
+        assert view.history[-1].startswith(ACCEPTED[validation]), view.history
     # The user's checkout is untouched (its editable install still imports the bugs).
     assert "return a - b" in (repo / "src/wordy/__init__.py").read_text()
