@@ -177,7 +177,9 @@ async def check_batch(inp: CheckInput) -> CheckResult:
             return result
         suite = await _suite(inp, ws, "validate-batch-suite")
         result.suite_runs = 1
-        result.broken = suite.broken_since(inp.baseline, by="the batch", after="the fixes")
+        one = len(inp.candidates) == 1
+        result.broken = suite.broken_since(inp.baseline, by="the fix" if one else "the batch",
+                                           after="the fix" if one else "the fixes")
         regressions = [] if result.broken else _regressed(inp, suite)
         if regressions:  # the same content again: what passes now was flaky, not broken by a fix
             again = await _suite(inp, ws, "validate-batch-suite-again")

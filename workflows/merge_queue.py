@@ -135,7 +135,8 @@ class MergeQueue:
     def _queue_phase(self: Any) -> None:
         """The run's phase while no batch is being checked: the tests whose fixes are being proposed."""
         if not self._validating and self._proposing:
-            self._set_phase("fixing " + ", ".join(self._proposing))
+            shown, more = self._proposing[:3], len(self._proposing) - 3
+            self._set_phase("fixing " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
 
     async def _landed(self: Any, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult) -> None:
         test_id = result.test_id
