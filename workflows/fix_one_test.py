@@ -98,6 +98,7 @@ class FixOneTestWorkflow:
         self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
         self._host_lost: HostLost | None = None
         self._verdicts: dict[int, QueueVerdict] = {}  # validation queue: attempt -> the run's verdict
+        self._passes_now: str | None = None  # validation queue: why the test passes without a fix of its own
         self._remade: list[AttemptRecord] = []  # validation queue: attempts made again on the current files
         self._attempt_started = 0.0
 
@@ -194,6 +195,12 @@ class FixOneTestWorkflow:
         self._verdicts[verdict.attempt] = verdict
 
     @workflow.signal
+    def passes_now(self, reason: str) -> None:
+        """The test passes on the run's accepted state (a fix accepted for another test fixed it
+        too): it ends FIXED at its next step, with no fix of its own."""
+        self._passes_now = reason
+
+    @workflow.signal
     def queue_note(self, note: str) -> None:
         """Where the candidate is in the run's validation queue ("in batch 3 (8 fixes)", "bisecting")."""
         if self._state == FixState.VALIDATING:
@@ -220,11 +227,18 @@ class FixOneTestWorkflow:
                         self._set(FixState.ESCALATED, f"its share of the LLM budget "
                                   f"(${self._inp.request.llm.budget_usd:.4f}) was used up: left for a person")
                         return self._result()
+                    if self._passes_now:
+                        break
                     verdict, escalate_now = await self._attempt(len(self._attempts) + 1)
                     if verdict is Verdict.PASS:
                         self._set(FixState.FIXED, f"fixed on attempt {len(self._attempts)}")
                         return self._result()
-                answer = await self._escalate()
+                answer = None if self._passes_now else await self._escalate()
+                if answer is None:  # it passes now: fixed along with another test's fix
+                    self._applied_attempt = None
+                    self._history.append(self._passes_now or "")
+                    self._set(FixState.FIXED, self._passes_now)
+                    return self._result()
                 if answer.choice is AnswerChoice.RETRY and answer.by == BY_DEADLINE and (
                         self._out_of_time() or self._out_of_money()):
                     # The default answer never outlives the run's budgets: no one asked for more.
@@ -423,22 +437,22 @@ class FixOneTestWorkflow:
         )
         self._applied_attempt = None
 
-    async def _escalate(self) -> Answer:
-        """Wait for a person's answer, or the deadline's default answer."""
+    async def _escalate(self) -> Answer | None:
+        """Wait for a person's answer, or the deadline's default answer; None when the
+        run says meanwhile that the test passes now."""
         self._answer = None
         inp = self._inp
         self._waiting = True
         self._set(FixState.ESCALATED, f"{len(self._attempts)} attempt(s) failed; waiting for retry/skip/abort")
         try:
             await workflow.wait_condition(
-                lambda: self._answer is not None,
+                lambda: self._answer is not None or self._passes_now is not None,
                 timeout=timedelta(seconds=inp.request.escalation_deadline_s),
                 timeout_summary="escalation deadline",
             )
         except asyncio.TimeoutError:
             self._answer = Answer(choice=inp.request.escalation_default, by=BY_DEADLINE)
         self._waiting = False
-        assert self._answer is not None
         return self._answer
 
     def _result(self) -> FixOneTestResult:

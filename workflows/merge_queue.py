@@ -65,6 +65,10 @@ with workflow.unsafe.imports_passed_through():
 CANCEL_ON_ABORT = "cancel-batch-checks-on-abort"
 
 
+# The patch after which a test being fixed that an accepted batch made pass is told so.
+FIXED_ALONG = "queue-fixed-along"
+
+
 class Aborted(Exception):
     """The run was aborted in the middle of a batch: nothing of it is accepted."""
 
@@ -81,6 +85,7 @@ class MergeQueue:
         self._queue_changed = 0
         self._closing = False
         self._in_flight = 0  # children running (proposing, or waiting for a verdict)
+        self._along: dict[str, str] = {}  # test being fixed -> why an accepted batch made it pass
         self._proposing: list[str] = []  # tests whose child is proposing a fix (not waiting for a verdict)
         self._validating = False  # a batch is being checked (its phase stands)
 
@@ -151,6 +156,8 @@ class MergeQueue:
             # Accepted (validated, in the workspace): fixed, even if the run was aborted as it was told.
             result = result.model_copy(update={"state": FixState.FIXED, "applied_attempt": attempt, "batch": batch})
         await self._record(progress, result)
+        if result.state == FixState.FIXED and result.applied_attempt is None and test_id in self._along:
+            self._views[test_id].history.append(self._along[test_id])
         if test_id in self._accepted_in:
             batch = self._accepted_in[test_id][0]
             self._views[test_id].history.append(f"fix accepted in batch {batch}")
@@ -326,6 +333,12 @@ class MergeQueue:
             progress.baseline = check.suite.as_baseline()
             queued, known = set(progress.remaining), set(progress.fixed_along)
             progress.fixed_along += [t for t in check.suite.newly_passing if t in queued and t not in known]
+            mine = {c.test_id for c in accepted}
+            along = [t for t in check.suite.newly_passing if t in self._children and t not in mine
+                     and workflow.patched(FIXED_ALONG)]
+            for t in along:
+                self._along[t] = f"passes now: fixed along with batch {n}"
+            await asyncio.gather(*(self._signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))
         progress.summary.notes.append(f"batch {n}: {len(accepted)} fix(es) accepted ("
                                       + ", ".join(c.test_id for c in accepted[:5])
                                       + (", ..." if len(accepted) > 5 else "") + ")")

@@ -222,6 +222,30 @@ async def test_an_impacted_test_that_only_passes_inside_the_whole_suite_is_not_b
     assert all(c["ok"] and c["regressions"] == [] for c in checks)
 
 
+async def test_a_test_fixed_along_with_another_while_its_own_fix_is_written_ends_fixed(
+        temporal_env, scripted, tmp_path):
+    # Two tests, one bug (in m00.py): the second test's fixer writes the same fix while the first's is
+    # validated; once that is accepted the second test passes, and its stale fix no longer applies.
+    make_project(tmp_path / "p", 1)
+    (tmp_path / "p" / "tests" / "test_values.py").write_text(
+        "from calc import m00\n\n\ndef test_value_00():\n    assert m00.value() == 1\n\n\n"
+        "def test_value_01():\n    assert m00.value() + 1 == 2\n")
+    rules = scenario(1)["rules"] + [{"trigger": {"role": "fixer", "turn": 1, "context": "::test_value_01$"},
+                                     "response": {"tool_calls": [fix_call(0)]}}]
+    scripted({"name": "fixed-along", "rules": rules, "default": {"text": "no script"}})
+    request = fix_request(tmp_path / "p", tmp_path, validation="queue", escalation_deadline_s=600)
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+
+    assert summary.state == "completed" and summary.final.failed == 0
+    assert sorted(summary.fixed) == [tid(0), tid(1)] and summary.escalated == []
+    views = {v.test_id: v for v in summary.tests}
+    # Whichever fix was accepted, the other test passed with it: fixed, without escalating.
+    assert any("fixed along" in line for v in views.values() for line in v.history) or all(
+        "fix accepted in batch" in v.history[-1] for v in views.values())
+    assert "return 1" in (Path(request.run_dir) / "workspace" / "calc" / "m00.py").read_text()
+
+
 async def test_two_fixes_that_regress_only_together_one_is_accepted(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 2, guard="assert m00.value() + m01.value() < 2")
     scripted(scenario(2))
