@@ -104,14 +104,20 @@ def assert_only_validated_in(workspace: Path, run_dir: Path, n: int, fixed: list
         assert ("return 1" in text) == (tid(i) in fixed), (i, text)
 
 
+async def queue_run(temporal_env, tmp_path, **options) -> tuple[RunSummary, Path]:
+    """Drive the project in ``tmp_path / "p"`` in queue mode (4 at once, batches of up to 8
+    unless ``options`` say otherwise), replay its history; the summary and the run directory."""
+    request = fix_request(tmp_path / "p", tmp_path, **{"concurrency": 4, "max_batch": 8, "validation": "queue",
+                                                        **options})
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+    return summary, Path(request.run_dir)
+
+
 async def test_a_batch_that_passes_is_accepted_whole(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
     scripted(scenario(4))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
-    summary, handle = await drive(temporal_env, request)
-    await replays(temporal_env.client, handle)
-
-    run_dir = Path(request.run_dir)
+    summary, run_dir = await queue_run(temporal_env, tmp_path)
     assert summary.state == "completed" and sorted(summary.fixed) == failing
     assert summary.final.failed == 0 and summary.attempts == 4
     # The four fixes were validated together: fewer full-suite runs than fixes.
@@ -168,11 +174,7 @@ async def test_test_impact_names_the_regressing_fix_without_a_suite_run_or_bisec
         temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
     scripted(scenario(4, breaking={2: [BREAK]}))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=4, max_batch=8, validation="queue")
-    summary, handle = await drive(temporal_env, request)
-    await replays(temporal_env.client, handle)
-
-    run_dir = Path(request.run_dir)
+    summary, run_dir = await queue_run(temporal_env, tmp_path)
     assert summary.state == "completed" and sorted(summary.fixed) == failing
     assert summary.final.failed == 0 and summary.regressions_prevented == 1
     # The map: each module is run by its own test, shared.py by the guard alone.
@@ -207,11 +209,7 @@ async def test_an_impacted_test_that_only_passes_inside_the_whole_suite_is_not_b
     (tmp_path / "p" / "tests" / "test_aaa.py").write_text(
         "import calc.shared\n\n\ndef test_ready():\n    calc.shared.READY = True\n")
     scripted(scenario(3))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
-    summary, handle = await drive(temporal_env, request)
-    await replays(temporal_env.client, handle)
-
-    run_dir = Path(request.run_dir)
+    summary, run_dir = await queue_run(temporal_env, tmp_path, concurrency=3)
     assert summary.state == "completed" and sorted(summary.fixed) == failing
     assert summary.regressions_prevented == 0 and summary.final.failed == 0
     assert all(verdicts(r) == ["PASS"] for r in results(run_dir).values())
@@ -276,11 +274,7 @@ FLAKY = ("marker = Path('.flaky-seen')\n    if '/batches/' in str(Path.cwd()) an
 async def test_a_flaky_test_in_a_batch_is_not_blamed_on_a_fix(temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 3, guard=FLAKY)
     scripted(scenario(3))
-    request = fix_request(tmp_path / "p", tmp_path, concurrency=3, max_batch=8, validation="queue")
-    summary, handle = await drive(temporal_env, request)
-    await replays(temporal_env.client, handle)
-
-    run_dir = Path(request.run_dir)
+    summary, run_dir = await queue_run(temporal_env, tmp_path, concurrency=3)
     assert summary.state == "completed" and sorted(summary.fixed) == failing
     assert summary.regressions_prevented == 0 and summary.attempts == 3 and summary.final.failed == 0
     assert GUARD in summary.flaky and any("flaky, not blamed" in n for n in summary.notes)
