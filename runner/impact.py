@@ -60,7 +60,7 @@ def pytest_unconfigure(config):
     if _cov is None:
         return
     _cov.stop()
-    root = os.environ.get("GREENLOOP_IMPACT_ROOT") or os.getcwd()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this file is <root>/.greenloop/
     data = _cov.get_data()
     files = {}
     for path in data.measured_files():
@@ -120,7 +120,7 @@ def clear(workspace: Path) -> None:
 
 def command(test_command: str) -> str:
     """The suite's own command with the plugin loaded into every pytest it starts."""
-    return ('GREENLOOP_IMPACT_ROOT="$PWD" PYTHONPATH="$PWD/.greenloop${PYTHONPATH:+:$PYTHONPATH}" '
+    return ('PYTHONPATH="$PWD/.greenloop${PYTHONPATH:+:$PYTHONPATH}" '
             f'PYTEST_ADDOPTS="-p {PLUGIN}${{PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}}" {test_command}')
 
 
