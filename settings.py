@@ -17,7 +17,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
+from .domain.errors import ErrorKind, GreenloopError
 
 
 class Settings(BaseModel):

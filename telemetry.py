@@ -30,7 +30,7 @@ from temporalio.client import Client
 from temporalio.common import MetricMeter
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
-from greenloop.domain.llm import Usage
+from .domain.llm import Usage
 
 TRACER = trace.get_tracer("greenloop")
 _subject: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("greenloop_subject", default={})

@@ -18,13 +18,13 @@ from types import TracebackType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from greenloop import sandbox, telemetry
-from greenloop.activities import analysis, batch, conversation, edits, environment, fixing, testing, workspace
-from greenloop.activities.host import host_queue
-from greenloop.server.client import TASK_QUEUE, connect
-from greenloop.settings import settings
-from greenloop.workflows.fix_one_test import FixOneTestWorkflow
-from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from . import sandbox, telemetry
+from .activities import analysis, batch, conversation, edits, environment, fixing, testing, workspace
+from .activities.host import host_queue
+from .server.client import TASK_QUEUE, connect
+from .settings import settings
+from .workflows.fix_one_test import FixOneTestWorkflow
+from .workflows.fix_suite import FixSuiteWorkflow
 
 WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow]
 ACTIVITIES = [
@@ -106,7 +106,7 @@ async def serve(address: str | None = None, namespace: str | None = None, task_q
     try:
         with ExitStack() as stack:
             if scripted is not None:
-                from greenloop.llm.scripted_server import scripted_llm
+                from .llm.scripted_server import scripted_llm
 
                 stack.enter_context(scripted_llm(scripted))
             async with build_worker(client, task_queue) as workers:

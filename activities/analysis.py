@@ -8,25 +8,25 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.conversation import Conversation, begin, final_text, load_conversation
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.heartbeat import heartbeating
-from greenloop.activities.host import on_host
-from greenloop.activities.llm_errors import provider_errors
-from greenloop.activities.testing import load_report, load_statuses
-from greenloop.analysis.context import build_context
-from greenloop.analysis.failure_analysis import analyze_report
-from greenloop.analysis.patterns import classify
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.llm import prompts
-from greenloop.llm.agent import run_agent
-from greenloop.llm.client import make_client
-from greenloop.llm.tools import Overlay
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestResult
-from greenloop.runner.select import selected
-from greenloop.workflows.models import (
+from .. import telemetry
+from .conversation import Conversation, begin, final_text, load_conversation
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import on_host
+from .llm_errors import provider_errors
+from .testing import load_report, load_statuses
+from ..analysis.context import build_context
+from ..analysis.failure_analysis import analyze_report
+from ..analysis.patterns import classify
+from ..domain.errors import ErrorKind, GreenloopError
+from ..llm import prompts
+from ..llm.agent import run_agent
+from ..llm.client import make_client
+from ..llm.tools import Overlay
+from ..parsers.locate import SourceIndex
+from ..parsers.models import Status, TestResult
+from ..runner.select import selected
+from ..workflows.models import (
     AnalysisNote,
     AnalysisStart,
     AnalyzeInput,
@@ -35,7 +35,7 @@ from greenloop.workflows.models import (
     SuiteAnalysis,
     SuiteAnalysisInput,
 )
-from greenloop.workspace.events import log_event
+from ..workspace.events import log_event
 
 
 @activity.defn

@@ -22,22 +22,22 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.host import on_host
-from greenloop.activities.testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
-from greenloop.activities.testing import run_single_test as run_alone
-from greenloop.domain.errors import GreenloopError
-from greenloop.parsers.models import Status
-from greenloop.runner import impact as impact_map
-from greenloop.runner.execute import run_tests
-from greenloop.runner.impact import ImpactMap
-from greenloop.runner.select import selection_command
-from greenloop.workflows.models import SingleInput, SingleRun, SuiteInput, SuiteRun, Workspace
-from greenloop.workflows.validation_queue import AcceptInput, CheckInput, CheckResult
-from greenloop.workspace import worktree as wt
-from greenloop.workspace.backups import BackupStore
-from greenloop.workspace.events import log_event
+from .. import telemetry
+from .errors import typed_errors
+from .host import on_host
+from .testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import run_single_test as run_alone
+from ..domain.errors import GreenloopError
+from ..parsers.models import Status
+from ..runner import impact as impact_map
+from ..runner.execute import run_tests
+from ..runner.impact import ImpactMap
+from ..runner.select import selection_command
+from ..workflows.models import SingleInput, SingleRun, SuiteInput, SuiteRun, Workspace
+from ..workflows.validation_queue import AcceptInput, CheckInput, CheckResult
+from ..workspace import worktree as wt
+from ..workspace.backups import BackupStore
+from ..workspace.events import log_event
 
 PASSING = (Status.PASSED, Status.XPASSED)
 

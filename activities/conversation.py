@@ -24,18 +24,18 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.fixing import proposal_from
-from greenloop.activities.host import on_host, require_file
-from greenloop.activities.llm_errors import provider_errors
-from greenloop.activities.testing import load_report
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.llm import prompts
-from greenloop.llm.agent import model_turn, run_tools
-from greenloop.llm.client import make_client
-from greenloop.llm.tools import Overlay
-from greenloop.workflows.models import (
+from .. import telemetry
+from .errors import typed_errors
+from .fixing import proposal_from
+from .host import on_host, require_file
+from .llm_errors import provider_errors
+from .testing import load_report
+from ..domain.errors import ErrorKind, GreenloopError
+from ..llm import prompts
+from ..llm.agent import model_turn, run_tools
+from ..llm.client import make_client
+from ..llm.tools import Overlay
+from ..workflows.models import (
     ConversationStart,
     FinishFixInput,
     FixInput,
@@ -44,8 +44,8 @@ from greenloop.workflows.models import (
     ToolsInput,
     TurnInput,
 )
-from greenloop.workspace.backups import atomic_write, slug
-from greenloop.workspace.events import log_event
+from ..workspace.backups import atomic_write, slug
+from ..workspace.events import log_event
 
 # The trace span of each role's conversation.
 SPANS = {"fixer": "greenloop.fix", "analyzer": "greenloop.analysis"}

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.host import on_host, require_file
-from greenloop.workflows.models import AppliedEdits, ApplyInput, RollbackInput
-from greenloop.workspace import worktree
-from greenloop.workspace.backups import BackupStore
-from greenloop.workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host, require_file
+from ..workflows.models import AppliedEdits, ApplyInput, RollbackInput
+from ..workspace import worktree
+from ..workspace.backups import BackupStore
+from ..workspace.events import log_event
 
 
 def _store(ws) -> BackupStore:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop.activities.errors import typed_errors
-from greenloop.projectenv.models import ProjectEnvironment
-from greenloop.projectenv.setup import set_up
-from greenloop.runner import config as project_config
-from greenloop.workflows.models import SetupInput
-from greenloop.workspace.events import log_event
+from .errors import typed_errors
+from ..projectenv.models import ProjectEnvironment
+from ..projectenv.setup import set_up
+from ..runner import config as project_config
+from ..workflows.models import SetupInput
+from ..workspace.events import log_event
 
 
 @activity.defn

@@ -10,7 +10,7 @@ from typing import ParamSpec, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from greenloop.domain.errors import GreenloopError
+from ..domain.errors import GreenloopError
 
 P = ParamSpec("P")
 R = TypeVar("R")

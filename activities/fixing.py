@@ -13,21 +13,21 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.heartbeat import heartbeating
-from greenloop.activities.host import on_host
-from greenloop.activities.llm_errors import provider_errors
-from greenloop.activities.testing import load_report
-from greenloop.domain.edits import EditSet
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.llm import prompts
-from greenloop.llm.agent import run_agent
-from greenloop.llm.client import make_client
-from greenloop.llm.tools import Overlay
-from greenloop.workflows.models import FixInput, FixProposal
-from greenloop.workspace.events import log_event
-from greenloop.workspace.fake_fix import fake_fix_reasons
+from .. import telemetry
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import on_host
+from .llm_errors import provider_errors
+from .testing import load_report
+from ..domain.edits import EditSet
+from ..domain.errors import ErrorKind, GreenloopError
+from ..llm import prompts
+from ..llm.agent import run_agent
+from ..llm.client import make_client
+from ..llm.tools import Overlay
+from ..workflows.models import FixInput, FixProposal
+from ..workspace.events import log_event
+from ..workspace.fake_fix import fake_fix_reasons
 
 
 def _diff(root: Path, overlay: Overlay) -> str:

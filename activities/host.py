@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 
 from temporalio import activity
 
-from greenloop.activities.heartbeat import heartbeating
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.settings import settings
+from .heartbeat import heartbeating
+from ..domain.errors import ErrorKind, GreenloopError
+from ..settings import settings
 
 R = TypeVar("R")
 HOST_SEPARATOR = "@"

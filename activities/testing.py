@@ -14,19 +14,19 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.host import on_host, require_file
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers.models import Status, TestReport
-from greenloop.runner import config as project_config
-from greenloop.runner import impact
-from greenloop.runner.execute import run_tests
-from greenloop.runner.plan import SuitePlan, fill_single_test
-from greenloop.runner.plan import plan_tests as make_plan
-from greenloop.runner.readable import unreadable_reason
-from greenloop.runner.select import single_test_command
-from greenloop.workflows.models import (
+from .. import telemetry
+from .errors import typed_errors
+from .host import on_host, require_file
+from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers.models import Status, TestReport
+from ..runner import config as project_config
+from ..runner import impact
+from ..runner.execute import run_tests
+from ..runner.plan import SuitePlan, fill_single_test
+from ..runner.plan import plan_tests as make_plan
+from ..runner.readable import unreadable_reason
+from ..runner.select import single_test_command
+from ..workflows.models import (
     PlanInput,
     SingleInput,
     SingleRun,
@@ -34,7 +34,7 @@ from greenloop.workflows.models import (
     SuiteRun,
     Workspace,
 )
-from greenloop.workspace.events import log_event
+from ..workspace.events import log_event
 
 
 def _heartbeat(message: str) -> None:

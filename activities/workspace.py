@@ -12,16 +12,16 @@ from pathlib import Path
 
 from temporalio import activity
 
-from greenloop import telemetry
-from greenloop.activities.environment import build_environment
-from greenloop.activities.errors import typed_errors
-from greenloop.activities.heartbeat import heartbeating
-from greenloop.activities.host import host_id, my_host_queue, on_host
-from greenloop.activities.testing import execute_suite, load_statuses
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers.models import Status, Totals
-from greenloop.settings import settings
-from greenloop.workflows.models import (
+from .. import telemetry
+from .environment import build_environment
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import host_id, my_host_queue, on_host
+from .testing import execute_suite, load_statuses
+from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers.models import Status, Totals
+from ..settings import settings
+from ..workflows.models import (
     FinalizeInput,
     FixOneTestResult,
     FixRequest,
@@ -40,16 +40,16 @@ from greenloop.workflows.models import (
     Worktree,
     WorktreeInput,
 )
-from greenloop.workspace import prepare as prep
-from greenloop.workspace import worktree as wt
-from greenloop.workspace.backups import BackupStore, slug
-from greenloop.workspace.events import log_event
-from greenloop.workspace.junit_export import write_junit
-from greenloop.workspace.publish import open_pull_request, push_branch
-from greenloop.workspace.report import render_markdown
-from greenloop.workspace.report_html import render_html
-from greenloop.workspace.summary_file import summary_document
-from greenloop.workspace.timeline import read_events, timelines, validations
+from ..workspace import prepare as prep
+from ..workspace import worktree as wt
+from ..workspace.backups import BackupStore, slug
+from ..workspace.events import log_event
+from ..workspace.junit_export import write_junit
+from ..workspace.publish import open_pull_request, push_branch
+from ..workspace.report import render_markdown
+from ..workspace.report_html import render_html
+from ..workspace.summary_file import summary_document
+from ..workspace.timeline import read_events, timelines, validations
 
 
 def runs_root() -> Path:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.analysis.patterns import FailureClassification
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import TestResult
+from .patterns import FailureClassification
+from ..parsers.locate import SourceIndex
+from ..parsers.models import TestResult
 
 MAX_CONTEXT_CHARS = 24_000
 SNIPPET_RADIUS = 12

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.analysis.grouping import FailureGroup, group_failures
-from greenloop.analysis.patterns import FailureClassification, FailureKind, classify
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import TestReport
+from .grouping import FailureGroup, group_failures
+from .patterns import FailureClassification, FailureKind, classify
+from ..parsers.locate import SourceIndex
+from ..parsers.models import TestReport
 
 
 class ErrorPattern(BaseModel):

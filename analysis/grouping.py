@@ -10,7 +10,7 @@ import re
 
 from pydantic import BaseModel
 
-from greenloop.analysis.patterns import FailureClassification, FailureKind
+from .patterns import FailureClassification, FailureKind
 
 # Masks for parts of messages that differ between otherwise identical failures.
 VOLATILE = [

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from greenloop.parsers.models import TestResult
+from ..parsers.models import TestResult
 
 
 class FailureKind(StrEnum):

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from greenloop.analysis.failure_analysis import analyze_report
-from greenloop.cli.output import console, fail
-from greenloop.cli.parse import Format, _existing
-from greenloop.domain.errors import GreenloopError
-from greenloop.parsers import RunOutput, parse
+from ..analysis.failure_analysis import analyze_report
+from .output import console, fail
+from .parse import Format, _existing
+from ..domain.errors import GreenloopError
+from ..parsers import RunOutput, parse
 
 
 def analyze_command(

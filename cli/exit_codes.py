@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from greenloop.workflows.models import SUITE_NOT_READ, RunOutcome, RunSummary
+from ..workflows.models import SUITE_NOT_READ, RunOutcome, RunSummary
 
 
 class ExitCode(IntEnum):

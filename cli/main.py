@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from greenloop.cli import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
+from . import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from greenloop import sandbox, telemetry
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.settings import settings
+from .. import sandbox, telemetry
+from ..domain.errors import ErrorKind, GreenloopError
+from ..settings import settings
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages

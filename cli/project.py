@@ -12,14 +12,14 @@ from typing import Annotated
 
 import typer
 
-from greenloop.cli.output import console, fail, finish
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.projectenv.setup import recipe_for, set_up
-from greenloop.runner import config as project_config
-from greenloop.runner.execute import run_tests
-from greenloop.runner.plan import SuitePlan, plan_tests
-from greenloop.workflows.models import SandboxSettings
-from greenloop.workspace import prepare as prep
+from .output import console, fail, finish
+from ..domain.errors import ErrorKind, GreenloopError
+from ..projectenv.setup import recipe_for, set_up
+from ..runner import config as project_config
+from ..runner.execute import run_tests
+from ..runner.plan import SuitePlan, plan_tests
+from ..workflows.models import SandboxSettings
+from ..workspace import prepare as prep
 
 
 def _root(path: Path) -> Path:

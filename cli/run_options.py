@@ -13,9 +13,9 @@ from typing import Annotated, Any, get_type_hints
 
 import typer
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.domain.llm import LLMSettings
-from greenloop.workflows.models import AnswerChoice
+from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings
+from ..workflows.models import AnswerChoice
 
 
 def _options(

@@ -23,21 +23,21 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from greenloop.cli import live, watch
-from greenloop.cli.exit_codes import ExitCode, for_summary
-from greenloop.cli.output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
-from greenloop.cli.run_options import request_options, with_run_options
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.domain.llm import LLMSettings
-from greenloop.runner import config as project_config
-from greenloop.runner.select import selected
-from greenloop.sandbox.models import SandboxSettings
-from greenloop.server import dev
-from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
-from greenloop.settings import settings
-from greenloop.workflows.fix_one_test import FixOneTestWorkflow
-from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import (
+from . import live, watch
+from .exit_codes import ExitCode, for_summary
+from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from .run_options import request_options, with_run_options
+from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings
+from ..runner import config as project_config
+from ..runner.select import selected
+from ..sandbox.models import SandboxSettings
+from ..server import dev
+from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from ..settings import settings
+from ..workflows.fix_one_test import FixOneTestWorkflow
+from ..workflows.fix_suite import FixSuiteWorkflow
+from ..workflows.models import (
     Answer,
     AnswerChoice,
     FixRequest,
@@ -46,7 +46,7 @@ from greenloop.workflows.models import (
     RunOutcome,
     RunSummary,
 )
-from greenloop.workflows.outcome import headline
+from ..workflows.outcome import headline
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]
@@ -240,7 +240,7 @@ def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
 
 async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: str | None,
                namespace: str | None, as_json: bool) -> int:
-    from greenloop.worker import build_worker
+    from ..worker import build_worker
 
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
@@ -248,7 +248,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     async with AsyncExitStack() as stack:
         queue = TASK_QUEUE
         if scripted is not None:
-            from greenloop.llm.scripted_server import scripted_llm
+            from ..llm.scripted_server import scripted_llm
 
             # The scripted LLM lives in this process: its run goes to a queue only this process polls,
             # so no other worker (without the scripted LLM) ever takes one of its activities.

@@ -28,13 +28,13 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from greenloop.cli.output import console, fail, finish
-from greenloop.cli.run_options import request_options, with_run_options
-from greenloop.cli.runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.server.client import TASK_QUEUE
-from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import RunSummary
+from .output import console, fail, finish
+from .run_options import request_options, with_run_options
+from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
+from ..domain.errors import ErrorKind, GreenloopError
+from ..server.client import TASK_QUEUE
+from ..workflows.fix_suite import FixSuiteWorkflow
+from ..workflows.models import RunSummary
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")

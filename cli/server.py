@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from greenloop.cli.output import console, fail, finish
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.server import dev
-from greenloop.server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from .output import console, fail, finish
+from ..domain.errors import ErrorKind, GreenloopError
+from ..server import dev
+from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 
 
 def server_command(
@@ -42,7 +42,7 @@ def worker_command(
 
     It polls the shared task queue and its own host queue (TASK_QUEUE@HOST): the
     runs whose workspace it prepares stay with it while it is there."""
-    from greenloop.worker import Workers, serve
+    from ..worker import Workers, serve
 
     if scripted is not None and not scripted.is_file():
         raise fail(GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR))

@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
-from greenloop.cli.output import console, finish
-from greenloop.domain.errors import GreenloopError
-from greenloop.runner.phase_test import execute
-from greenloop.runner.protocol import PhaseTestOutput, error_output, parse_input
-from greenloop.sandbox.models import SandboxSettings
+from .output import console, finish
+from ..domain.errors import GreenloopError
+from ..runner.phase_test import execute
+from ..runner.protocol import PhaseTestOutput, error_output, parse_input
+from ..sandbox.models import SandboxSettings
 
 
 def test_command(

@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from greenloop import telemetry
-from greenloop.domain.llm import LLMSettings, Usage
-from greenloop.llm.client import usage_of
-from greenloop.llm.tools import EDIT_TOOLS, READ_TOOLS, Overlay
+from .. import telemetry
+from ..domain.llm import LLMSettings, Usage
+from .client import usage_of
+from .tools import EDIT_TOOLS, READ_TOOLS, Overlay
 
 
 class AgentOutcome(BaseModel):

@@ -10,8 +10,8 @@ import os
 import weakref
 from typing import Any
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.domain.llm import LLMSettings, Usage
+from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings, Usage
 
 # US dollars per million tokens: (input, output). Cache writes cost 1.25x
 # input, cache reads 0.1x input (Anthropic's published pricing).

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from greenloop.llm.scenario import Matcher, RequestContext, Response, Scenario
+from .scenario import Matcher, RequestContext, Response, Scenario
 
 ROLE_HEADER = "x-greenloop-role"
 CONTEXT_HEADER = "x-greenloop-context"

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from greenloop.domain.edits import Edit
-from greenloop.parsers.locate import SKIP_DIRS
-from greenloop.workspace.policy import EditRejected, check_content, confine
+from ..domain.edits import Edit
+from ..parsers.locate import SKIP_DIRS
+from ..workspace.policy import EditRejected, check_content, confine
 
 MAX_READ_CHARS = 60_000
 MAX_SEARCH_HITS = 60

@@ -9,8 +9,8 @@ add a framework.
 
 from __future__ import annotations
 
-from greenloop.parsers.models import Status, TestReport, TestResult, Totals
-from greenloop.parsers.run_output import RunOutput
+from .models import Status, TestReport, TestResult, Totals
+from .run_output import RunOutput
 
 __all__ = ["RunOutput", "Status", "TestReport", "TestResult", "Totals", "parse"]
 
@@ -23,7 +23,7 @@ def parse(run: RunOutput, framework: str | None = None) -> TestReport:
     does not crash the caller: the generic parser takes over and a warning
     says why.
     """
-    from greenloop.parsers import detect, normalize, registry
+    from . import detect, normalize, registry
 
     reason = None
     if framework is None:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
-from greenloop.parsers import generic
-from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.locate import located_while_parsing
-from greenloop.parsers.models import TestReport
-from greenloop.parsers.run_output import RunOutput
+from . import generic
+from .js_results import RUNNER_PREFIX
+from .locate import located_while_parsing
+from .models import TestReport
+from .run_output import RunOutput
 
 FRAMEWORK = "ava"
 # AVA's TAP names no definition and the generic reader places a test only where its

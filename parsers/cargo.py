@@ -36,12 +36,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop.parsers.command import command_words
-from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import SourceIndex, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import ANSI_RE, RunOutput
-from greenloop.parsers.source.rust import DOC_ID, RustSources, RustTest, TestBinary
+from .command import command_words
+from .junit_xml import JUnitReader
+from .locate import SourceIndex, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import ANSI_RE, RunOutput
+from .source.rust import DOC_ID, RustSources, RustTest, TestBinary
 
 FRAMEWORK = "cargo-test"
 # A test is found in its test binary's target (the crate and root file from cargo's

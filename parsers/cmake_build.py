@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.models import Status, TestResult
+from .locate import SourceIndex
+from .models import Status, TestResult
 
 DIAG = re.compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?):(?P<line>\d+):(?:\d+:)? (?P<kind>(?:fatal )?error): "
                   r"(?P<msg>.*)$")

@@ -40,14 +40,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop.parsers.cmake_build import BuildErrors
-from greenloop.parsers.command import SEGMENT_SPLIT, command_words
-from greenloop.parsers.googletest import Console, ConsoleReader, Part
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SourceIndex, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.cpp import GTestSources
+from .cmake_build import BuildErrors
+from .command import SEGMENT_SPLIT, command_words
+from .googletest import Console, ConsoleReader, Part
+from .junit_xml import JUnitCase, JUnitReader
+from .locate import SourceIndex, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput, strip_ansi
+from .source.cpp import GTestSources
 
 FRAMEWORK = "ctest"
 # A ctest test that runs a whole gtest binary is placed at the first gtest test its

@@ -10,10 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from greenloop.parsers import registry
-from greenloop.parsers.command import PACKAGE_RUNNER, SEGMENT_SPLIT
-from greenloop.parsers.run_output import RunOutput
-from greenloop.runner import js_project
+from . import registry
+from .command import PACKAGE_RUNNER, SEGMENT_SPLIT
+from .run_output import RunOutput
+from ..runner import js_project
 
 
 class Detection(BaseModel):

@@ -36,12 +36,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from greenloop.parsers.command import command_words
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
-from greenloop.parsers.locate import SourceIndex, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.tap import TapPoint, TapReader
+from .command import command_words
+from .junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
+from .locate import SourceIndex, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .tap import TapPoint, TapReader
 
 FRAMEWORK = "generic"
 # No language, so no source indexer: a test is placed only where its report or its TAP

@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.normalize import add
-from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.go import GoSources, GoTestFlags
+from .command import command_words
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .normalize import add
+from .run_output import RunOutput, strip_ansi
+from .source.go import GoSources, GoTestFlags
 
 FRAMEWORK = "go"
 COMMAND_RE = [

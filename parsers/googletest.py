@@ -36,15 +36,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop.parsers import generic
-from greenloop.parsers.cmake_build import BuildErrors
-from greenloop.parsers.command import command_words
-from greenloop.parsers.json_report import read_json_file
-from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.cpp import GTestSources, is_disabled
+from . import generic
+from .cmake_build import BuildErrors
+from .command import command_words
+from .json_report import read_json_file
+from .junit_xml import JUnitReader
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput, strip_ansi
+from .source.cpp import GTestSources, is_disabled
 
 FRAMEWORK = "googletest"
 COMMAND_RE = [

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.command import command_words, env_assignments, option_values, with_package_scripts
-from greenloop.parsers.js_results import (
+from .command import command_words, env_assignments, option_values, with_package_scripts
+from .js_results import (
     RUNNER_PREFIX,
     ResultSet,
     add_unprinted,
@@ -38,11 +38,11 @@ from greenloop.parsers.js_results import (
     report_path,
     test_files_for,
 )
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.js_tests import SourceTest, iter_listable
+from .junit_xml import JUnitCase, JUnitReader
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput, strip_ansi
+from .source.js_tests import SourceTest, iter_listable
 
 FRAMEWORK = "jest"
 COMMAND_RE = [re.compile(RUNNER_PREFIX + r"(?:\S*/)?jest(?:\.js|-cli)?(?=\s|$)")]

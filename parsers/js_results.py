@@ -11,14 +11,14 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from greenloop.parsers.command import option_values, plain_words
-from greenloop.parsers.json_report import first_json_object, read_json_file
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.normalize import add
-from greenloop.parsers.run_output import MAX_REPORT_BYTES, RunOutput
-from greenloop.parsers.source.js import import_line
-from greenloop.parsers.source.js_tests import JSTestIndex, SourceTest, iter_listable
+from .command import option_values, plain_words
+from .json_report import first_json_object, read_json_file
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .normalize import add
+from .run_output import MAX_REPORT_BYTES, RunOutput
+from .source.js import import_line
+from .source.js_tests import JSTestIndex, SourceTest, iter_listable
 
 # --------------------------------------------------------------------------- runner helpers
 # Shared by the Jest and Vitest parsers: both are node CLIs with the same

@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from greenloop.parsers.run_output import MAX_REPORT_BYTES
+from .run_output import MAX_REPORT_BYTES
 
 
 def read_json_file(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> tuple[object | None, str | None]:

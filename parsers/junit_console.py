@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from greenloop.parsers.command import SEGMENT_SPLIT, command_words
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput, strip_ansi
-from greenloop.parsers.source.java import (
+from .command import SEGMENT_SPLIT, command_words
+from .junit_xml import JUnitCase, JUnitReader
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput, strip_ansi
+from .source.java import (
     CompileErrors,
     JavaSources,
     exception_head,

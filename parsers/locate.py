@@ -14,8 +14,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from greenloop.parsers.models import TestResult
-    from greenloop.parsers.run_output import RunOutput
+    from .models import TestResult
+    from .run_output import RunOutput
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "target", "build", "out", "dist", ".venv", "venv",

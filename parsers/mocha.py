@@ -39,20 +39,20 @@ from pathlib import Path
 
 import yaml
 
-from greenloop.parsers.command import command_words, option_values, with_package_scripts
-from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.junit_xml import JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex, glob_regex, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.js import (
+from .command import command_words, option_values, with_package_scripts
+from .js_results import RUNNER_PREFIX
+from .junit_xml import JUnitReader, line_stream
+from .locate import SourceIndex, glob_regex, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .source.js import (
     IMPORTED_FROM,
     JS_SUFFIXES,
     import_line,
     importers_of,
 )
-from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
-from greenloop.parsers.tap import TapReader
+from .source.js_tests import SpecIndex, SpecNode, iter_nodes
+from .tap import TapReader
 
 FRAMEWORK = "mocha"
 # The spec node an entry maps to (by its structured title path, its fullTitle or its

@@ -39,11 +39,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.locate import SourceIndex, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.tap import TapPoint, TapReader, UniqueIds, point_failed, point_location, point_message
+from .js_results import RUNNER_PREFIX
+from .locate import SourceIndex, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .tap import TapPoint, TapReader, UniqueIds, point_failed, point_location, point_message
 
 FRAMEWORK = "node-tap"
 # A subtest's file comes from its parents' and the failing points' locations in the

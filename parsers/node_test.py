@@ -30,15 +30,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from greenloop.parsers.command import option_values, plain_words
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader, line_stream
-from greenloop.parsers.locate import SourceIndex, glob_regex, located_while_parsing
-from greenloop.parsers.mocha import effective_words
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.js import JS_SUFFIXES, import_line
-from greenloop.parsers.source.js_tests import SpecIndex, SpecNode, iter_nodes
-from greenloop.parsers.tap import TapPoint, TapReader
+from .command import option_values, plain_words
+from .junit_xml import JUnitCase, JUnitReader, line_stream
+from .locate import SourceIndex, glob_regex, located_while_parsing
+from .mocha import effective_words
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .source.js import JS_SUFFIXES, import_line
+from .source.js_tests import SpecIndex, SpecNode, iter_nodes
+from .tap import TapPoint, TapReader
 
 FRAMEWORK = "node-test"
 # The parser needs the spec node an entry maps to anyway (it tells a suite, which is

@@ -15,9 +15,9 @@ rule decides what the test's entry says.
 
 from __future__ import annotations
 
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
 
 # When one test is read twice, the reading that needs a fix wins: a teardown
 # error after a pass or a failure is an error, an XPASS beats the plain pass a
@@ -81,7 +81,7 @@ def fill_locations(report: TestReport, run: RunOutput) -> None:
     whose id is a project file gets that file. What the output said of the
     result itself is kept: a file is only filled when missing, a line only
     when missing and the location is in the result's file."""
-    from greenloop.parsers import registry
+    from . import registry
 
     wanted = [t for t in report.tests if t.file is None or t.line is None]
     if not wanted:

@@ -41,12 +41,12 @@ from pathlib import Path, PurePosixPath
 
 from defusedxml.ElementTree import fromstring as xml_fromstring
 
-from greenloop.parsers.command import command_words, tool_words
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import ANSI_RE, RunOutput
-from greenloop.parsers.source.php import MAX_TEST_FILES, PhpSources, PhpTest, pretty_class
+from .command import command_words, tool_words
+from .junit_xml import JUnitCase, JUnitReader
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import ANSI_RE, RunOutput
+from .source.php import MAX_TEST_FILES, PhpSources, PhpTest, pretty_class
 
 FRAMEWORK = "phpunit"
 COMMAND_RE = [

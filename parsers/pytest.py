@@ -37,14 +37,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.command import command_words, tool_words
-from greenloop.parsers.json_report import read_json_file
-from greenloop.parsers.junit_xml import JUnitReader
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.normalize import RANK, add
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.python import dotted_name, module_tree
+from .command import command_words, tool_words
+from .json_report import read_json_file
+from .junit_xml import JUnitReader
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .normalize import RANK, add
+from .run_output import RunOutput
+from .source.python import dotted_name, module_tree
 
 FRAMEWORK = "pytest"
 COMMAND_RE = [

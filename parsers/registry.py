@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from greenloop.domain.errors import UnknownFrameworkError
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
+from ..domain.errors import UnknownFrameworkError
+from .locate import Location, SourceIndex
+from .models import TestReport, TestResult
+from .run_output import RunOutput
 
 
 @runtime_checkable
@@ -106,7 +106,7 @@ ALIASES: dict[str, str] = {a: f.name for f in FRAMEWORKS for a in f.aliases}
 
 @functools.cache
 def _parsers() -> dict[str, Parser]:
-    from greenloop.parsers import (
+    from . import (
         ava,
         cargo,
         ctest,

@@ -37,11 +37,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.ruby import MAX_SPEC_NODES, SPEC_SUFFIX, SpecIndex, SpecNode
+from .command import command_words
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .source.ruby import MAX_SPEC_NODES, SPEC_SUFFIX, SpecIndex, SpecNode
 
 FRAMEWORK = "rspec"
 

@@ -31,12 +31,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from greenloop.parsers.command import SEGMENT_SPLIT, command_words
-from greenloop.parsers.junit_xml import JUnitCase, JUnitReader
-from greenloop.parsers.locate import SKIP_DIRS, Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.java import (
+from .command import SEGMENT_SPLIT, command_words
+from .junit_xml import JUnitCase, JUnitReader
+from .locate import SKIP_DIRS, Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .source.java import (
     CompileErrors,
     JavaSources,
     exception_head,

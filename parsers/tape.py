@@ -44,11 +44,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from greenloop.parsers.js_results import RUNNER_PREFIX
-from greenloop.parsers.locate import SourceIndex, literal_call, located_while_parsing
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.tap import (
+from .js_results import RUNNER_PREFIX
+from .locate import SourceIndex, literal_call, located_while_parsing
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .tap import (
     PLAN_RE,
     SUBTEST_RE,
     VERSION_RE,

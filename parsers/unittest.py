@@ -25,11 +25,11 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from greenloop.parsers.command import command_words
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.run_output import RunOutput
-from greenloop.parsers.source.python import dotted_name, module_tree
+from .command import command_words
+from .locate import Location, SourceIndex
+from .models import Status, TestReport, TestResult
+from .run_output import RunOutput
+from .source.python import dotted_name, module_tree
 
 FRAMEWORK = "unittest"
 COMMAND_RE = [

@@ -10,10 +10,10 @@ import os
 import shutil
 from pathlib import Path
 
-from greenloop.projectenv.models import ProjectEnvironment
-from greenloop.sandbox.environment import project_path
-from greenloop.sandbox.models import Mount
-from greenloop.workspace.prepare import git
+from .models import ProjectEnvironment
+from ..sandbox.environment import project_path
+from ..sandbox.models import Mount
+from ..workspace.prepare import git
 
 
 def _exclude(workspace: Path, name: str) -> None:

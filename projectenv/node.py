@@ -16,8 +16,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.projectenv.models import Recipe
+from ..domain.errors import ErrorKind, GreenloopError
+from .models import Recipe
 
 LOCKFILES = {"package-lock.json": "npm", "npm-shrinkwrap.json": "npm", "pnpm-lock.yaml": "pnpm", "yarn.lock": "yarn"}
 

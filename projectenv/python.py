@@ -45,8 +45,8 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.projectenv.models import Recipe
+from ..domain.errors import ErrorKind, GreenloopError
+from .models import Recipe
 
 TEST_NAMES = ("test", "tests", "testing")
 DEV_NAMES = ("dev",)  # installed only when nothing is named for tests

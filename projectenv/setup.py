@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.projectenv import cache, node, python, toolchains, trust
-from greenloop.projectenv.models import ProjectEnvironment, Recipe
-from greenloop.sandbox.environment import project_path
-from greenloop.sandbox.models import Mount, SandboxSettings
+from ..domain.errors import ErrorKind, GreenloopError
+from . import cache, node, python, toolchains, trust
+from .models import ProjectEnvironment, Recipe
+from ..sandbox.environment import project_path
+from ..sandbox.models import Mount, SandboxSettings
 
 LOG_TAIL_CHARS = 3000
 # What the worker knows about reaching package registries (trusted CAs,
@@ -113,7 +113,7 @@ async def set_up(workspace: Path, language: str, framework: str, settings: Sandb
     setup gets ``setup_network`` and ``setup_timeout_s``); ``setup_command``
     runs after the recipe, in the staged project, with the environment
     active; ``env`` is given to the setup and to every test run."""
-    from greenloop import sandbox
+    from .. import sandbox
 
     started = time.monotonic()
     extra = dict(env or {})

@@ -13,7 +13,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from greenloop.projectenv.models import Recipe
+from .models import Recipe
 
 
 @cache

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import ErrorKind, GreenloopError
 
 FILE = "greenloop.toml"
 

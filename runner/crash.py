@@ -50,14 +50,14 @@ import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from greenloop.parsers import go, mocha
-from greenloop.parsers import pytest as pytest_parser
-from greenloop.parsers.command import raw_words, unquote
-from greenloop.parsers.jest import SEP as JEST_SEP
-from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.runner import select
-from greenloop.runner.plan import SuitePlan
-from greenloop.sandbox.models import ExecResult
+from ..parsers import go, mocha
+from ..parsers import pytest as pytest_parser
+from ..parsers.command import raw_words, unquote
+from ..parsers.jest import SEP as JEST_SEP
+from ..parsers.models import Status, TestReport, TestResult
+from . import select
+from .plan import SuitePlan
+from ..sandbox.models import ExecResult
 
 OUT_OF_MEMORY = "out_of_memory"
 CRASH = "crash"

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers import RunOutput, parse
-from greenloop.parsers.models import TestReport
-from greenloop.projectenv import attach
-from greenloop.projectenv.models import ProjectEnvironment
-from greenloop.runner import crash
-from greenloop.runner.plan import REPORT_DIR, SuitePlan
-from greenloop.sandbox.models import ExecResult, SandboxSettings
+from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers import RunOutput, parse
+from ..parsers.models import TestReport
+from ..projectenv import attach
+from ..projectenv.models import ProjectEnvironment
+from . import crash
+from .plan import REPORT_DIR, SuitePlan
+from ..sandbox.models import ExecResult, SandboxSettings
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")
@@ -41,7 +41,7 @@ class CompletedRun(BaseModel):
 
 async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
                 heartbeat: Callable[[str], None], environment: ProjectEnvironment | None = None) -> ExecResult:
-    from greenloop import sandbox  # the sandbox owns isolation and limits
+    from .. import sandbox  # the sandbox owns isolation and limits
 
     env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
     return await sandbox.run(command, workspace, env, settings, backend=settings.backend,

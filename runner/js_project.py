@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from greenloop.parsers.command import raw_words, split_segments, unquote
+from ..parsers.command import raw_words, split_segments, unquote
 
 # Runner bins -> framework. ``tap`` is node-tap.
 RUNNER_BINS = {

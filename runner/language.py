@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner import js_project
+from ..domain.errors import ErrorKind, GreenloopError
+from . import js_project
 
 Confidence = Literal["high", "medium"]
 

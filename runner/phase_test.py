@@ -9,11 +9,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner.execute import run_tests
-from greenloop.runner.plan import SuitePlan, plan_tests
-from greenloop.runner.protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
-from greenloop.sandbox.models import SandboxSettings
+from ..domain.errors import ErrorKind, GreenloopError
+from .execute import run_tests
+from .plan import SuitePlan, plan_tests
+from .protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
+from ..sandbox.models import SandboxSettings
 
 TIMEOUT_GROWTH = 1.5
 

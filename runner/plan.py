@@ -15,12 +15,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers import detect as fw_detect
-from greenloop.parsers.registry import canonical
-from greenloop.projectenv.models import ProjectEnvironment
-from greenloop.runner import js_project
-from greenloop.runner.language import LanguageDetection, detect_language
+from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers import detect as fw_detect
+from ..parsers.registry import canonical
+from ..projectenv.models import ProjectEnvironment
+from . import js_project
+from .language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner.language import LANGUAGE_ALIASES
+from ..domain.errors import ErrorKind, GreenloopError
+from .language import LANGUAGE_ALIASES
 
 
 class PhaseTestInput(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import signal
 
-from greenloop.parsers.models import TestReport
+from ..parsers.models import TestReport
 
 TAIL_CHARS = 800
 

@@ -21,11 +21,11 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers.command import raw_words, split_segments, unquote
-from greenloop.parsers.models import TestResult
-from greenloop.runner import js_project
-from greenloop.runner.plan import SuitePlan, with_reports
+from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers.command import raw_words, split_segments, unquote
+from ..parsers.models import TestResult
+from . import js_project
+from .plan import SuitePlan, with_reports
 
 q = shlex.quote
 UNITTEST_FIXTURE = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")

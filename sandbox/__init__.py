@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.sandbox.environment import is_secret, sandbox_env
-from greenloop.sandbox.models import ExecResult, Limits, Mount
+from ..domain.errors import ErrorKind, GreenloopError
+from .environment import is_secret, sandbox_env
+from .models import ExecResult, Limits, Mount
 
 BACKENDS = ("docker", "bwrap", "local")
 

@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from greenloop.sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
-from greenloop.sandbox.models import ExecResult, Limits, Mount
-from greenloop.sandbox.process import result, run_process
+from .environment import MASKED_IN_ROOTS, extra_ro, rustup_home
+from .models import ExecResult, Limits, Mount
+from .process import result, run_process
 
 PROBE = ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
          "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"]

@@ -32,13 +32,13 @@ import docker
 import docker.errors
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.sandbox import images, pool
-from greenloop.sandbox.cgroup import hierarchies, own_paths, read_int, read_stat
-from greenloop.sandbox.environment import is_secret
-from greenloop.sandbox.models import TRUNCATION_MARKER, ExecResult, Limits, Mount, SandboxSettings
-from greenloop.sandbox.process import Finished, free_bytes, result, strike
-from greenloop.settings import settings
+from ..domain.errors import ErrorKind, GreenloopError
+from . import images, pool
+from .cgroup import hierarchies, own_paths, read_int, read_stat
+from .environment import is_secret
+from .models import TRUNCATION_MARKER, ExecResult, Limits, Mount, SandboxSettings
+from .process import Finished, free_bytes, result, strike
+from ..settings import settings
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked

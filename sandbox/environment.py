@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from greenloop.settings import settings
+from ..settings import settings
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Credential files that may sit inside toolchain trees a sandbox shows (~/.cargo, a venv...):

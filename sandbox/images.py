@@ -31,9 +31,9 @@ import docker
 import docker.errors
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner.language import detect_language
-from greenloop.sandbox.environment import MASKED_IN_ROOTS, extra_ro, rustup_home
+from ..domain.errors import ErrorKind, GreenloopError
+from ..runner.language import detect_language
+from .environment import MASKED_IN_ROOTS, extra_ro, rustup_home
 
 LABEL = "greenloop.sandbox.image"
 REPOSITORY = "greenloop-sandbox"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from greenloop.sandbox.models import ExecResult, Limits, Mount
-from greenloop.sandbox.process import result, run_process
+from .models import ExecResult, Limits, Mount
+from .process import result, run_process
 
 UNCONTAINED: dict[str, str] = {
     "network": "reaches the network: the host's loopback services and the outside world",

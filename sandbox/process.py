@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.sandbox.cgroup import RunCgroup
-from greenloop.sandbox.models import EXCERPT_BYTES, TRUNCATION_MARKER, ExecResult, Limits
+from .cgroup import RunCgroup
+from .models import EXCERPT_BYTES, TRUNCATION_MARKER, ExecResult, Limits
 
 GRACE_S = 2.0
 HEARTBEAT_S = 5.0

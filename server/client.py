@@ -11,8 +11,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.settings import settings
+from ..domain.errors import ErrorKind, GreenloopError
+from ..settings import settings
 
 TASK_QUEUE = settings().task_queue
 
@@ -53,7 +53,7 @@ async def ensure_search_attributes(client: Client) -> None:
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
-    from greenloop.workflows import search
+    from ..workflows import search
 
     existing = await client.operator_service.list_search_attributes(
         ListSearchAttributesRequest(namespace=client.namespace))

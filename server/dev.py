@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.settings import settings
-from greenloop.workflows import search
+from ..domain.errors import ErrorKind, GreenloopError
+from ..settings import settings
+from ..workflows import search
 
 DEFAULT_PORT = 7233
 DEFAULT_UI_PORT = 8233

@@ -14,7 +14,7 @@ import json
 
 from pydantic import ValidationError
 
-from greenloop.workflows.models import Answer
+from .models import Answer
 
 # What a person types in the Web UI to answer an escalated test (JSON values).
 ANSWER_EXAMPLES = '"retry", {"choice":"retry","attempts":2}, "skip" or "abort"'

@@ -16,10 +16,10 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from greenloop.activities import analysis as analysis_acts
-    from greenloop.activities import conversation as conv_acts
-    from greenloop.workflows.host import host_activity
-    from greenloop.workflows.models import (
+    from ..activities import analysis as analysis_acts
+    from ..activities import conversation as conv_acts
+    from .host import host_activity
+    from .models import (
         AnalysisNote,
         AnalysisStart,
         AnalyzeInput,
@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Workspace,
     )
-    from greenloop.workflows.options import llm_options, quick_options
+    from .options import llm_options, quick_options
 
 
 async def converse(turn_activity: Any, tools_activity: Any, ws: Workspace, ref: str, llm: LLMSettings,

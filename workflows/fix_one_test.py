@@ -21,14 +21,14 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from greenloop.activities import analysis as analysis_acts
-    from greenloop.activities import edits as edit_acts
-    from greenloop.activities import fixing as fixing_acts
-    from greenloop.activities import testing as testing_acts
-    from greenloop.workflows.control import ANSWER_HINT, parse_answer, shown
-    from greenloop.workflows.conversation import analyzer_conversation, fixer_conversation
-    from greenloop.workflows.host import HostLost, host_activity
-    from greenloop.workflows.models import (
+    from ..activities import analysis as analysis_acts
+    from ..activities import edits as edit_acts
+    from ..activities import fixing as fixing_acts
+    from ..activities import testing as testing_acts
+    from .control import ANSWER_HINT, parse_answer, shown
+    from .conversation import analyzer_conversation, fixer_conversation
+    from .host import HostLost, host_activity
+    from .models import (
         AnalysisNote,
         AnalyzeInput,
         Answer,
@@ -50,9 +50,9 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
-    from greenloop.workflows.options import llm_options, quick_options, test_run_options
-    from greenloop.workflows.search import upsert_state
-    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, Candidate, QueueVerdict
+    from .options import llm_options, quick_options, test_run_options
+    from .search import upsert_state
+    from .validation_queue import CANDIDATE_SIGNAL, Candidate, QueueVerdict
 
 
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time

@@ -42,17 +42,17 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from greenloop.activities import analysis as analysis_acts
-    from greenloop.activities import edits as edit_acts
-    from greenloop.activities import environment as environment_acts
-    from greenloop.activities import testing as testing_acts
-    from greenloop.activities import workspace as workspace_acts
-    from greenloop.domain.errors import ErrorKind
-    from greenloop.workflows.control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
-    from greenloop.workflows.fix_one_test import FixOneTestWorkflow
-    from greenloop.workflows.host import HostLost, host_activity
-    from greenloop.workflows.merge_queue import MergeQueue
-    from greenloop.workflows.models import (
+    from ..activities import analysis as analysis_acts
+    from ..activities import edits as edit_acts
+    from ..activities import environment as environment_acts
+    from ..activities import testing as testing_acts
+    from ..activities import workspace as workspace_acts
+    from ..domain.errors import ErrorKind
+    from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
+    from .fix_one_test import FixOneTestWorkflow
+    from .host import HostLost, host_activity
+    from .merge_queue import MergeQueue
+    from .models import (
         AcceptedChange,
         Continued,
         FinalizeInput,
@@ -81,11 +81,11 @@ with workflow.unsafe.imports_passed_through():
         Worktree,
         WorktreeInput,
     )
-    from greenloop.workflows.options import quick_options, setup_options, test_run_options
-    from greenloop.workflows.outcome import details as outcome_details
-    from greenloop.workflows.outcome import suite_outcome
-    from greenloop.workflows.search import upsert_run
-    from greenloop.workflows.validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE, Candidate
+    from .options import quick_options, setup_options, test_run_options
+    from .outcome import details as outcome_details
+    from .outcome import suite_outcome
+    from .search import upsert_run
+    from .validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE, Candidate
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).

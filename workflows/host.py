@@ -18,8 +18,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
 
 with workflow.unsafe.imports_passed_through():
-    from greenloop.workflows.models import FixRequest, Workspace
-    from greenloop.workflows.options import on_host
+    from .models import FixRequest, Workspace
+    from .options import on_host
 
 HOST_LOST = "host_lost"
 

@@ -33,10 +33,10 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from greenloop.activities import batch as batch_acts
-    from greenloop.workflows.fix_one_test import FixOneTestWorkflow
-    from greenloop.workflows.host import host_activity
-    from greenloop.workflows.models import (
+    from ..activities import batch as batch_acts
+    from .fix_one_test import FixOneTestWorkflow
+    from .host import host_activity
+    from .models import (
         AcceptedChange,
         FixOneTestResult,
         FixRequest,
@@ -44,8 +44,8 @@ with workflow.unsafe.imports_passed_through():
         SuiteProgress,
         Verdict,
     )
-    from greenloop.workflows.options import quick_options, test_run_options
-    from greenloop.workflows.validation_queue import (
+    from .options import quick_options, test_run_options
+    from .validation_queue import (
         GATHER_S,
         AcceptInput,
         Candidate,

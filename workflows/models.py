@@ -11,11 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from greenloop.domain.edits import EditSet
-from greenloop.domain.llm import LLMSettings, Usage
-from greenloop.parsers.models import Status, Totals
-from greenloop.runner.plan import SuitePlan
-from greenloop.sandbox.models import SandboxSettings
+from ..domain.edits import EditSet
+from ..domain.llm import LLMSettings, Usage
+from ..parsers.models import Status, Totals
+from ..runner.plan import SuitePlan
+from ..sandbox.models import SandboxSettings
 
 
 class FixState(StrEnum):

@@ -13,7 +13,7 @@ from typing import Any
 from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType
 
-from greenloop.domain.errors import NON_RETRYABLE
+from ..domain.errors import NON_RETRYABLE
 
 # Activities raise typed errors already marked non-retryable (activities/errors.py,
 # activities/llm_errors.py); the policy lists the same kinds for errors raised any other way.

@@ -7,7 +7,7 @@ and the reason instead. Pure functions: the workflow calls them.
 
 from __future__ import annotations
 
-from greenloop.workflows.models import RunOutcome, RunSummary, SuiteRun
+from .models import RunOutcome, RunSummary, SuiteRun
 
 
 def suite_outcome(run: SuiteRun) -> tuple[RunOutcome, str] | None:

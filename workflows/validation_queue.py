@@ -20,10 +20,10 @@ import hashlib
 
 from pydantic import BaseModel, Field
 
-from greenloop.domain.edits import EditSet
-from greenloop.runner.plan import SuitePlan
-from greenloop.sandbox.models import SandboxSettings
-from greenloop.workflows.models import SuiteRun, Verdict, Workspace
+from ..domain.edits import EditSet
+from ..runner.plan import SuitePlan
+from ..sandbox.models import SandboxSettings
+from .models import SuiteRun, Verdict, Workspace
 
 # The patch that made validation a queue of batches (histories from before validate each attempt alone).
 VALIDATION_QUEUE = "validation-queue"

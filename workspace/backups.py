@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.domain.edits import Edit
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.workspace.policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
+from ..domain.edits import Edit
+from ..domain.errors import ErrorKind, GreenloopError
+from .policy import MAX_EDIT_SET_BYTES, EditRejected, check_content, confine
 
 DELETED = "deleted"
 

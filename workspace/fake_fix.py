@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from greenloop.workspace.policy import is_test_path
+from .policy import is_test_path
 
 # A line that defines a test, across the frameworks Greenloop parses.
 TEST_DEF = re.compile(

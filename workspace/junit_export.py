@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from greenloop.parsers.models import Status, TestReport
+from ..parsers.models import Status, TestReport
 
 # Characters XML 1.0 cannot carry (test output has them: ANSI escapes, NUL...).
 _ALLOWED = {0x9, 0xA, 0xD}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import ErrorKind, GreenloopError
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_EDIT_SET_BYTES = 1024 * 1024

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import ErrorKind, GreenloopError
 
 GIT_URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:|\.git$")
 GIT_ENV = {"GIT_AUTHOR_NAME": "Greenloop", "GIT_AUTHOR_EMAIL": "greenloop@localhost",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import ErrorKind, GreenloopError
 
 GITHUB = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 

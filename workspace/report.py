@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from greenloop.workflows.models import SUITE_NOT_READ, FixOneTestResult, RunSummary
+from ..workflows.models import SUITE_NOT_READ, FixOneTestResult, RunSummary
 
 
 def _totals_line(t, read: bool = True) -> str:

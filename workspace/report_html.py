@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from greenloop.workflows.models import SUITE_NOT_READ, AttemptRecord, FixOneTestResult, RunSummary
-from greenloop.workflows.outcome import headline
-from greenloop.workspace.report import _totals_line
-from greenloop.workspace.timeline import Step, Validation
+from ..workflows.models import SUITE_NOT_READ, AttemptRecord, FixOneTestResult, RunSummary
+from ..workflows.outcome import headline
+from .report import _totals_line
+from .timeline import Step, Validation
 
 CSS = """
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.workspace.prepare import git, write_patch
+from ..domain.errors import ErrorKind, GreenloopError
+from .prepare import git, write_patch
 
 OID = re.compile(r"^[0-9a-f]{40,64}$")
 HEADER = "greenloop-merge:"  # first line of a merge's patch: the trees before and after it

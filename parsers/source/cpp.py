@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".cu", ".mm", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp")
 SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".cu", ".mm")

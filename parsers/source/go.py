@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 
 @dataclass

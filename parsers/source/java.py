@@ -21,9 +21,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from greenloop.parsers.junit_xml import JUnitCase
-from greenloop.parsers.locate import Location, SourceIndex
-from greenloop.parsers.models import Status, TestResult
+from ..junit_xml import JUnitCase
+from ..locate import Location, SourceIndex
+from ..models import Status, TestResult
 
 SOURCE_SUFFIXES = (".java", ".kt", ".groovy")
 

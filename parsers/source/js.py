@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 JS_SUFFIXES = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 MAX_TEMPLATE_DEPTH = 40

@@ -25,8 +25,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from greenloop.parsers.locate import SourceIndex
-from greenloop.parsers.source.js import (
+from ..locate import SourceIndex
+from .js import (
     JS_SUFFIXES,
     UNDEFINED,
     Tok,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 # ============================================================== PHP sources
 PHP_TOKEN = re.compile(

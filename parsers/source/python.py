@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 
 def module_tree(index: SourceIndex, rel: str | None) -> ast.Module | None:

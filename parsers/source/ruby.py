@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 # ============================================================================ Ruby literals
 # Spec descriptions are Ruby expressions, mostly string literals, sometimes

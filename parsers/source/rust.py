@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from greenloop.parsers.locate import SourceIndex
+from ..locate import SourceIndex
 
 # #[test], #[tokio::test], #[test_log::test]...: macros that keep the fn's name as the test name
 # (rstest/test_case generate other names and are found by their fn only when they fail).
