@@ -1,0 +1,294 @@
+"""Fault localization: which functions most likely hold the bug a failing test shows.
+
+Repair systems that localize before they repair do better and cheaper
+(Agentless: file, then function, then line; spectrum-based fault localization,
+surveyed by Wong et al., "A Survey on Software Fault Localization", TSE 2016).
+Greenloop has more than an issue text to go on, and combines, per function of
+the project's own (non-test) code:
+
+- **the traceback**: a function holding a frame of the failure's stack, the
+  innermost (nearest the error) first;
+- **the spectrum**, where per-test coverage was recorded (pytest today, see
+  ``runner/impact.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
+  a function run by ``ef`` of the ``F`` failing tests and ``ep`` passing ones
+  (Abreu et al., 2007: among the best-founded single formulas at function
+  granularity, with no tuning constant);
+- **what the test calls**: functions the test's body names, resolved through
+  the project's function index, then what those call, one and two levels down
+  (by name: a call graph read as text, for every language);
+- **agreement**: a suspect of several failing tests ranks above one of a single test;
+- **history**: a function in a file with uncommitted changes.
+
+Each signal adds to a score; every suspect keeps the reasons it was chosen for,
+which the first message and the report show. Pure: the caller hands in the
+sources, the failing tests and the spectrum.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from .patterns import Frame
+from .regions import SOURCE_SUFFIXES, Region, enclosing, functions
+from ..parsers.locate import SourceIndex
+
+# Weights of the signals (a suspect's score is their sum).
+W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED = 3.0, 2.5, 1.5, 1.0, 0.5
+CALL_DEPTH = 3            # the test's own calls are depth 1
+MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
+MAX_SUSPECTS = 30
+MODULE_RADIUS = 8          # lines either side of a frame outside any function
+
+_CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
+_NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "typeof", "await", "yield", "with",
+              "elif", "and", "or", "not", "in", "is", "lambda", "print", "assert", "len", "isinstance", "super",
+              "expect", "it", "test", "describe", "assertEqual", "assertTrue", "assertFalse", "assertRaises",
+              "assert_eq", "assert_ne", "Ok", "Err", "Some", "fn", "func", "new", "def", "require", "import",
+              "t", "Errorf", "Fatalf", "Error", "Fatal", "Run", "toBe", "toEqual", "equal", "deepEqual",
+              "strictEqual", "ok", "self", "this", "str", "int", "float", "list", "dict", "set", "tuple", "range",
+              "panic", "format", "vec", "println", "sizeof", "make", "append", "string"}
+
+
+class Suspect(BaseModel):
+    """One function that may hold the bug, with why it was chosen."""
+
+    file: str
+    function: str
+    start: int
+    end: int
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.start}-{self.end}"
+
+
+class Spectrum(BaseModel):
+    """Per-test coverage: for each project file, the lines each test ran (sorted). Kept on the
+    run's host, in its run folder, never in workflow history."""
+
+    FILE: ClassVar[str] = "spectrum.json"
+
+    files: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
+
+    def save(self, run_dir: Path) -> Path:
+        target = run_dir / self.FILE
+        target.write_text(self.model_dump_json())
+        return target
+
+    @classmethod
+    def load(cls, run_dir: Path) -> Spectrum | None:
+        """The run's spectrum; None when none was recorded (or the run moved to a host without it)."""
+        path = run_dir / cls.FILE
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        return _load_spectrum(str(path), stat.st_mtime_ns, stat.st_size)
+
+    def tests_running(self, region: Region) -> set[str]:
+        """The tests that ran a line of ``region``'s body (its ``def`` line runs at import)."""
+        out: set[str] = set()
+        for test, lines in self.files.get(region.file, {}).items():
+            if _ran_body(lines, region):
+                out.add(test)
+        return out
+
+    def covered(self, test: str) -> dict[str, list[int]]:
+        return {f: by_test[test] for f, by_test in self.files.items() if test in by_test}
+
+
+@lru_cache(maxsize=4)
+def _load_spectrum(path: str, mtime_ns: int, size: int) -> Spectrum | None:
+    try:
+        return Spectrum.model_validate_json(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _ran_body(lines: list[int], region: Region) -> bool:
+    i = bisect_left(lines, region.body_start)
+    return i < len(lines) and lines[i] <= region.end
+
+
+class FailingTest(BaseModel):
+    """What localization reads of one failing test."""
+
+    id: str
+    file: str | None = None
+    line: int | None = None
+    frames: list[Frame] = Field(default_factory=list)  # project frames, innermost first
+
+
+def is_test_file(path: str) -> bool:
+    """A test or fixture file by the usual conventions of every language."""
+    p = "/" + path.lower()
+    name = p.rsplit("/", 1)[-1]
+    return (any(d in p for d in ("/test/", "/tests/", "/spec/", "/__tests__/", "/testing/", "/testdata/"))
+            or name.startswith("test_") or name.startswith("test.") or name == "conftest.py"
+            or bool(re.search(r"(_test|_spec|\.test|\.spec|tests?)\.\w+$", name)))
+
+
+class Localizer:
+    """The project's function index, built once per run and host, asked per failing test."""
+
+    def __init__(self, index: SourceIndex, test_files: Iterable[str] = (), changed_files: Iterable[str] = (),
+                 spectrum: Spectrum | None = None, passing: Iterable[str] = (), failing: Iterable[str] = ()) -> None:
+        self.index = index
+        self.test_files = set(test_files)
+        self.changed = set(changed_files)
+        self.spectrum = spectrum
+        self.passing = set(passing)
+        self.failing = set(failing)
+        self._by_name: dict[str, list[Region]] | None = None
+        self._regions: dict[str, list[Region]] = {}
+
+    # --- the index ------------------------------------------------------------------------
+    def regions(self, file: str) -> list[Region]:
+        if file not in self._regions:
+            self._regions[file] = functions(self.index, file)
+        return self._regions[file]
+
+    def _is_test(self, file: str) -> bool:
+        return file in self.test_files or is_test_file(file)
+
+    def by_name(self) -> dict[str, list[Region]]:
+        """Every function of the project's own code by its last name (``Class.method`` -> ``method``)."""
+        if self._by_name is None:
+            self._by_name = {}
+            files = [f for f in self.index.files(SOURCE_SUFFIXES) if not self._is_test(f)][:MAX_INDEXED_FILES]
+            for f in files:
+                for r in self.regions(f):
+                    self._by_name.setdefault(r.name.rsplit(".", 1)[-1], []).append(r)
+        return self._by_name
+
+    def test_region(self, test: FailingTest) -> Region | None:
+        """The failing test's own function."""
+        if not test.file:
+            return None
+        regions = self.regions(test.file)
+        if test.line is not None:
+            at = enclosing(regions, test.line) or next((r for r in regions if r.start >= test.line), None)
+            if at is not None:
+                return at
+        name = re.split(r"[.:/# ]+", re.sub(r"\[.*\]$", "", test.id))[-1]
+        return next((r for r in regions if r.name.rsplit(".", 1)[-1] == name), None)
+
+    def calls(self, region: Region) -> list[str]:
+        """The names ``region`` calls, in order of first appearance."""
+        lines = self.index.lines(region.file)[region.start - 1:region.end]
+        body = "\n".join(lines[1:] if len(lines) > 1 else lines)
+        names = [m.group("name") for m in _CALL.finditer(body)]
+        return [n for n in dict.fromkeys(names) if n not in _NOT_CALLS and n != region.name.rsplit(".", 1)[-1]]
+
+    # --- ranking ---------------------------------------------------------------------------
+    def rank(self, test: FailingTest, others: Sequence[FailingTest] = ()) -> list[Suspect]:
+        """The suspects of ``test``, best first; ``others`` are the run's other failing tests (agreement)."""
+        mine = self._signals(test)
+        if others:
+            shared: dict[str, int] = {}
+            for other in others:
+                if other.id == test.id:
+                    continue
+                for key in self._signals(other, light=True):
+                    shared[key] = shared.get(key, 0) + 1
+            for key, s in mine.items():
+                if shared.get(key):
+                    n = shared[key]
+                    s.score += W_AGREE * min(1.0, n / 3)
+                    s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
+        ranked = sorted(mine.values(), key=lambda s: (-s.score, s.file, s.start))
+        for s in ranked:
+            s.score = round(s.score, 3)
+        return ranked[:MAX_SUSPECTS]
+
+    def _signals(self, test: FailingTest, light: bool = False) -> dict[str, Suspect]:
+        found: dict[str, Suspect] = {}
+
+        def add(r: Region, weight: float, reason: str) -> None:
+            s = found.get(r.key)
+            if s is None:
+                s = found[r.key] = Suspect(file=r.file, function=r.name, start=r.start, end=r.end, score=0.0)
+            s.score += weight
+            if reason not in s.reasons:
+                s.reasons.append(reason)
+
+        # The traceback, innermost first.
+        depth = 0
+        for frame in test.frames:
+            if self._is_test(frame.file):
+                continue
+            r = enclosing(self.regions(frame.file), frame.line)
+            if r is None:  # module-level code, or a file that does not read as functions: the lines around it
+                r = Region(file=frame.file, name="(module level)", start=max(1, frame.line - MODULE_RADIUS),
+                           end=frame.line + MODULE_RADIUS, body_start=frame.line)
+            add(r, W_TRACE * max(0.35, 1.0 - 0.25 * depth),
+                "in the traceback (innermost project frame)" if depth == 0 else "in the traceback")
+            depth += 1
+        # What the test calls, and what that calls.
+        own = self.test_region(test)
+        if own is not None:
+            frontier, seen = [own], {own.key}
+            for level in range(1, CALL_DEPTH + 1):
+                nxt: list[Region] = []
+                for caller in frontier:
+                    for name in self.calls(caller):
+                        targets = self.by_name().get(name, [])
+                        if not targets or len(targets) > 6:  # unknown, or too common a name to mean one thing
+                            continue
+                        for r in targets:
+                            if r.key in seen:
+                                continue
+                            seen.add(r.key)
+                            nxt.append(r)
+                            add(r, W_CALL / (2 ** (level - 1)) / len(targets),
+                                "called by the test" if level == 1 else f"called {level} calls below the test")
+                frontier = nxt[:40]
+        if self.spectrum is not None and not light:
+            self._spectrum(test, add)
+        elif self.spectrum is not None:
+            self._spectrum(test, add, top=10)
+        if self.changed:
+            for s in found.values():
+                if s.file in self.changed:
+                    s.score += W_CHANGED
+                    s.reasons.append("its file has uncommitted changes")
+        return found
+
+    def _spectrum(self, test: FailingTest, add, top: int = 40) -> None:  # noqa: ANN001 (the closure above)
+        assert self.spectrum is not None
+        covered = self.spectrum.covered(test.id)
+        if not covered:
+            return
+        failing_total = max(1, len(self.failing & set(self._all_tests())) or 1)
+        scored: list[tuple[float, Region, int, int]] = []
+        for file, lines in covered.items():
+            if self._is_test(file):
+                continue
+            for r in self.regions(file):
+                if not _ran_body(lines, r):
+                    continue
+                tests = self.spectrum.tests_running(r)
+                ef = len(tests & self.failing)
+                ep = len(tests & self.passing)
+                ochiai = ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0
+                scored.append((ochiai, r, ef, ep))
+        scored.sort(key=lambda x: (-x[0], x[1].end - x[1].start))
+        for ochiai, r, ef, ep in scored[:top]:
+            if ochiai <= 0:
+                continue
+            passing = "no passing test" if ep == 0 else f"{ep} passing test{'s' if ep > 1 else ''}"
+            add(r, W_SPECTRUM * ochiai, f"run by {ef} failing test{'s' if ef > 1 else ''} and {passing}")
+
+    def _all_tests(self) -> set[str]:
+        assert self.spectrum is not None
+        return {t for by_test in self.spectrum.files.values() for t in by_test}
