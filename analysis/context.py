@@ -12,13 +12,14 @@ from __future__ import annotations
 import posixpath
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from .localize import FailingTest, Localizer, Suspect
 from .patterns import FailureClassification, Frame
+from .regions import Region
 from ..parsers.locate import SourceIndex
 from ..parsers.models import TestResult
 
@@ -137,24 +138,56 @@ def recent_changes(root: Path, files: list[str], limit_chars: int = 4_000) -> st
     return out[:limit_chars]
 
 
-def _region_snippet(index: SourceIndex, file: str, start: int, end: int, why: str) -> Snippet | None:
+def _region_snippet(index: SourceIndex, file: str, start: int, end: int, why: str,
+                    hide: Iterable[tuple[int, int]] = ()) -> Snippet | None:
+    """Lines ``start``-``end`` of ``file``, numbered; each ``hide`` span is folded to one line."""
     lines = index.lines(file)
     if not lines:
         return None
     end = min(end, len(lines))
-    text = "\n".join(f"{n:5d}| {_cut(lines[n - 1])}" for n in range(start, end + 1))
-    return Snippet(file=file, start_line=start, end_line=end, why=why, text=text)
+    folded = sorted((a, b) for a, b in hide if start <= a <= b <= end and b - a >= 2)
+    out: list[str] = []
+    n = start
+    for a, b in folded:
+        out += [f"{k:5d}| {_cut(lines[k - 1])}" for k in range(n, a)]
+        out.append(f"     | ... lines {a}-{b} not shown ...")
+        n = b + 1
+    out += [f"{k:5d}| {_cut(lines[k - 1])}" for k in range(n, end + 1)]
+    return Snippet(file=file, start_line=start, end_line=end, why=why, text="\n".join(out))
 
 
-def _suspect_snippet(index: SourceIndex, s: Suspect, near: int | None, room: int) -> Snippet | None:
-    """A suspect whole when it fits in ``room``, else the lines around ``near`` (a frame in it) or its head."""
+def _gaps(start: int, end: int, keep: set[int]) -> list[tuple[int, int]]:
+    """The spans of ``start``-``end`` not in ``keep``."""
+    spans: list[tuple[int, int]] = []
+    run: int | None = None
+    for k in range(start, end + 2):
+        if k <= end and k not in keep:
+            run = k if run is None else run
+        elif run is not None:
+            spans.append((run, k - 1))
+            run = None
+    return spans
+
+
+def _suspect_snippet(index: SourceIndex, s: Suspect, region: Region | None, near: int | None,
+                     ran: list[int], room: int) -> Snippet | None:
+    """A suspect whole (its docstring folded) when it fits in ``room``; else the lines the failing
+    test ran in it (coverage) or the lines around ``near`` (a frame in it), the rest folded."""
     why = f"suspect: {s.function} — " + "; ".join(s.reasons)
-    whole = _region_snippet(index, s.file, s.start, s.end, why)
+    doc = [region.doc] if region is not None and region.doc else []
+    whole = _region_snippet(index, s.file, s.start, s.end, why, hide=doc)
     if whole is None or len(whole.text) <= room:
         return whole
-    center = near if near is not None and s.start <= near <= s.end else s.start + SNIPPET_RADIUS
-    part = _region_snippet(index, s.file, max(s.start, center - SNIPPET_RADIUS), min(s.end, center + SNIPPET_RADIUS),
-                           why + f" (lines {s.start}-{s.end}; this part shown)")
+    body = region.body_start if region is not None else s.start
+    keep = set(range(s.start, body)) - set(range(doc[0][0], doc[0][1] + 1) if doc else ())
+    if ran := [k for k in ran if s.start <= k <= s.end]:
+        keep |= {k + d for k in ran for d in (-1, 0, 1)}
+        how = "the lines the failing test ran shown"
+    else:
+        center = near if near is not None and s.start <= near <= s.end else body + SNIPPET_RADIUS
+        keep |= set(range(center - SNIPPET_RADIUS, center + SNIPPET_RADIUS + 1))
+        how = "the lines around the traceback shown" if near is not None else "its start shown"
+    part = _region_snippet(index, s.file, s.start, s.end, f"{why} ({how})", hide=_gaps(s.start, s.end, keep))
     return part if part is not None and len(part.text) <= room else None
 
 
@@ -187,7 +220,10 @@ def build_context(root: Path, test: TestResult, classification: FailureClassific
             continue
         near = next((line for file, line in frame_lines if file == sus.file and sus.start <= line <= sus.end), None)
         room = SUSPECT_CODE_CHARS - used
-        snip = _suspect_snippet(index, sus, near, room) if room > 200 and len(shown) < MAX_SHOWN else None
+        region = next((r for r in localizer.regions(sus.file) if r.start == sus.start), None)
+        ran = localizer.spectrum.files.get(sus.file, {}).get(test.id, []) if localizer.spectrum else []
+        snip = _suspect_snippet(index, sus, region, near, ran, room) if room > 200 and len(shown) < MAX_SHOWN \
+            else None
         if snip is None:
             rest.append(sus)
             continue

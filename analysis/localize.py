@@ -41,10 +41,12 @@ from .regions import SOURCE_SUFFIXES, Region, enclosing, functions
 from ..parsers.locate import SourceIndex
 
 # Weights of the signals (a suspect's score is their sum).
-W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED = 3.0, 2.5, 1.5, 1.0, 0.5
+W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
+W_CALL_BESIDE_SPECTRUM = 0.5
 CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
 MAX_SUSPECTS = 30
+AGREEING_TOP = 10          # another failing test's suspects that count as its own for agreement
 MODULE_RADIUS = 8          # lines either side of a frame outside any function
 
 _CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
@@ -104,6 +106,7 @@ class Spectrum(BaseModel):
         return out
 
     def covered(self, test: str) -> dict[str, list[int]]:
+        """The lines ``test`` ran, per file."""
         return {f: by_test[test] for f, by_test in self.files.items() if test in by_test}
 
 
@@ -151,6 +154,8 @@ class Localizer:
         self.failing = set(failing)
         self._by_name: dict[str, list[Region]] | None = None
         self._regions: dict[str, list[Region]] = {}
+        self._counts: dict[str, dict[int, tuple[int, int]]] = {}
+        self._everyone: set[str] | None = None
 
     # --- the index ------------------------------------------------------------------------
     def regions(self, file: str) -> list[Region]:
@@ -199,7 +204,8 @@ class Localizer:
             for other in others:
                 if other.id == test.id:
                     continue
-                for key in self._signals(other, light=True):
+                theirs = sorted(self._signals(other, light=True).items(), key=lambda kv: -kv[1].score)
+                for key, _ in theirs[:AGREEING_TOP]:
                     shared[key] = shared.get(key, 0) + 1
             for key, s in mine.items():
                 if shared.get(key):
@@ -213,12 +219,14 @@ class Localizer:
 
     def _signals(self, test: FailingTest, light: bool = False) -> dict[str, Suspect]:
         found: dict[str, Suspect] = {}
+        parts: dict[str, dict[str, float]] = {}
 
-        def add(r: Region, weight: float, reason: str) -> None:
+        def add(r: Region, signal: str, weight: float, reason: str) -> None:
             s = found.get(r.key)
             if s is None:
                 s = found[r.key] = Suspect(file=r.file, function=r.name, start=r.start, end=r.end, score=0.0)
-            s.score += weight
+            mine = parts.setdefault(r.key, {})
+            mine[signal] = max(mine.get(signal, 0.0), weight)
             if reason not in s.reasons:
                 s.reasons.append(reason)
 
@@ -231,11 +239,14 @@ class Localizer:
             if r is None:  # module-level code, or a file that does not read as functions: the lines around it
                 r = Region(file=frame.file, name="(module level)", start=max(1, frame.line - MODULE_RADIUS),
                            end=frame.line + MODULE_RADIUS, body_start=frame.line)
-            add(r, W_TRACE * max(0.35, 1.0 - 0.25 * depth),
+            add(r, "trace", W_TRACE * max(0.35, 1.0 - 0.25 * depth),
                 "in the traceback (innermost project frame)" if depth == 0 else "in the traceback")
             depth += 1
         # What the test calls, and what that calls.
         own = self.test_region(test)
+        # With the test's coverage the spectrum says far more than call distance: calls become a tie-break.
+        call_weight = W_CALL_BESIDE_SPECTRUM if self.spectrum is not None and self.spectrum.covered(test.id) \
+            else W_CALL
         if own is not None:
             frontier, seen = [own], {own.key}
             for level in range(1, CALL_DEPTH + 1):
@@ -250,45 +261,67 @@ class Localizer:
                                 continue
                             seen.add(r.key)
                             nxt.append(r)
-                            add(r, W_CALL / (2 ** (level - 1)) / len(targets),
+                            add(r, "call", call_weight / (2 ** (level - 1)) / len(targets),
                                 "called by the test" if level == 1 else f"called {level} calls below the test")
                 frontier = nxt[:40]
-        if self.spectrum is not None and not light:
-            self._spectrum(test, add)
-        elif self.spectrum is not None:
-            self._spectrum(test, add, top=10)
-        if self.changed:
-            for s in found.values():
-                if s.file in self.changed:
-                    s.score += W_CHANGED
-                    s.reasons.append("its file has uncommitted changes")
+        if self.spectrum is not None:
+            self._spectrum(test, add, top=10 if light else 40)
+        for key, s in found.items():
+            p = parts[key]
+            trace, call = p.get("trace", 0.0), p.get("call", 0.0)
+            # The traceback and the calls are two views of one structure: the stronger counts, both add a little.
+            s.score = max(trace, call) + (W_BOTH if trace and call else 0.0) + p.get("spectrum", 0.0)
+            if s.file in self.changed:
+                s.score += W_CHANGED
+                s.reasons.append("its file has uncommitted changes")
         return found
 
     def _spectrum(self, test: FailingTest, add, top: int = 40) -> None:  # noqa: ANN001 (the closure above)
+        """Ochiai per line the failing test ran, a function scored by its most suspicious line
+        (statement-level spectra aggregated by their maximum: a wrong branch stands out from the
+        lines every test runs)."""
         assert self.spectrum is not None
         covered = self.spectrum.covered(test.id)
         if not covered:
             return
-        failing_total = max(1, len(self.failing & set(self._all_tests())) or 1)
+        failing_total = max(1, len(self.failing & self._all_tests()))
         scored: list[tuple[float, Region, int, int]] = []
         for file, lines in covered.items():
             if self._is_test(file):
                 continue
+            counts = self._line_counts(file)
             for r in self.regions(file):
-                if not _ran_body(lines, r):
-                    continue
-                tests = self.spectrum.tests_running(r)
-                ef = len(tests & self.failing)
-                ep = len(tests & self.passing)
-                ochiai = ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0
-                scored.append((ochiai, r, ef, ep))
+                best: tuple[float, int, int] | None = None
+                for k in lines[bisect_left(lines, r.body_start):]:
+                    if k > r.end:
+                        break
+                    ef, ep = counts.get(k, (0, 0))
+                    ochiai = ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0
+                    if best is None or ochiai > best[0]:
+                        best = (ochiai, ef, ep)
+                if best is not None and best[0] > 0:
+                    scored.append((best[0], r, best[1], best[2]))
         scored.sort(key=lambda x: (-x[0], x[1].end - x[1].start))
         for ochiai, r, ef, ep in scored[:top]:
-            if ochiai <= 0:
-                continue
             passing = "no passing test" if ep == 0 else f"{ep} passing test{'s' if ep > 1 else ''}"
-            add(r, W_SPECTRUM * ochiai, f"run by {ef} failing test{'s' if ef > 1 else ''} and {passing}")
+            add(r, "spectrum", W_SPECTRUM * ochiai, f"run by {ef} failing test{'s' if ef > 1 else ''} and {passing}")
+
+    def _line_counts(self, file: str) -> dict[int, tuple[int, int]]:
+        """For each line of ``file``: how many failing and passing tests ran it."""
+        if file not in self._counts:
+            assert self.spectrum is not None
+            counts: dict[int, list[int]] = {}
+            for t, lines in self.spectrum.files.get(file, {}).items():
+                slot = 0 if t in self.failing else 1 if t in self.passing else None
+                if slot is None:
+                    continue
+                for k in lines:
+                    counts.setdefault(k, [0, 0])[slot] += 1
+            self._counts[file] = {k: (v[0], v[1]) for k, v in counts.items()}
+        return self._counts[file]
 
     def _all_tests(self) -> set[str]:
-        assert self.spectrum is not None
-        return {t for by_test in self.spectrum.files.values() for t in by_test}
+        if self._everyone is None:
+            assert self.spectrum is not None
+            self._everyone = {t for by_test in self.spectrum.files.values() for t in by_test}
+        return self._everyone

@@ -32,6 +32,7 @@ class Region(BaseModel, frozen=True):
     start: int
     end: int
     body_start: int = 0  # the first line of the body (0: the line after ``start``)
+    doc: tuple[int, int] | None = None  # a docstring's lines, which an excerpt may fold
 
     def model_post_init(self, _context: object) -> None:
         if not self.body_start:
@@ -116,7 +117,8 @@ def _python(file: str, text: str) -> list[Region]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                 out.append(Region(file=file, name=prefix + child.name, start=start,
-                                  end=child.end_lineno or child.lineno, body_start=_body_start(child)))
+                                  end=child.end_lineno or child.lineno, body_start=_body_start(child),
+                                  doc=_docstring(child)))
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
@@ -134,6 +136,13 @@ def _body_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
             and isinstance(body[0].value.value, str):
         return body[1].lineno
     return body[0].lineno
+
+
+def _docstring(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.lineno, first.end_lineno or first.lineno
+    return None
 
 
 def _ruby(file: str, lines: list[str]) -> list[Region]:
