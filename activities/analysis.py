@@ -15,10 +15,10 @@ from .heartbeat import heartbeating
 from .host import on_host
 from .llm_errors import provider_errors
 from .testing import load_report, load_statuses
-from ..analysis.context import build_context, innermost_first
+from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
 from ..analysis.localize import FailingTest, Localizer, Spectrum
-from ..analysis.patterns import classify
+from ..analysis.patterns import classify, innermost_first
 from ..domain.errors import ErrorKind, GreenloopError
 from ..llm import prompts
 from ..llm.agent import run_agent
@@ -54,7 +54,8 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
     passed_again = {t for t, s in again.items() if s in (Status.PASSED, Status.XPASSED)}
     flaky = [t.id for t in failing if t.id in passed_again]
     report.tests = [t for t in failing if t.id not in passed_again]
-    analysis = await asyncio.to_thread(analyze_report, report, Path(inp.workspace.path))
+    analysis = await asyncio.to_thread(analyze_report, report, Path(inp.workspace.path),
+                                       Spectrum.load(Path(inp.workspace.run_dir)))
     order = list(dict.fromkeys([*(t for g in analysis.groups for t in g.tests), *(t.id for t in report.tests)]))
     groups = [GroupNote(root_test=g.root_test, tests=g.tests, reason=g.reason, kind=g.kind.value)
               for g in analysis.groups]

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .localize import FailingTest, Localizer, Suspect
-from .patterns import FailureClassification, Frame
+from .patterns import FailureClassification, innermost_first
 from .regions import Region
 from ..parsers.locate import SourceIndex
 from ..parsers.models import TestResult
@@ -256,9 +256,3 @@ def build_context(root: Path, test: TestResult, classification: FailureClassific
     changes = recent_changes(root, list(dict.fromkeys(x.file for x in snippets)))
     return FailureContext(test_id=test.id, snippets=snippets, recent_changes=changes, truncated=truncated,
                           suspects=[*shown, *rest][:MAX_LISTED], further=rest[:MAX_FURTHER])
-
-
-def innermost_first(c: FailureClassification) -> list[Frame]:
-    """The project frames of a failure, nearest the error first (Python prints it last, others first)."""
-    frames = c.project_frames
-    return frames[::-1] if frames and all(f.file.endswith(".py") for f in frames) else list(frames)

@@ -47,6 +47,7 @@ CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
 MAX_SUSPECTS = 30
 AGREEING_TOP = 10          # another failing test's suspects that count as its own for agreement
+MODULE_LEVEL = "(module level)"  # the name of a frame's lines outside any function
 MODULE_RADIUS = 8          # lines either side of a frame outside any function
 
 _CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
@@ -237,7 +238,7 @@ class Localizer:
                 continue
             r = enclosing(self.regions(frame.file), frame.line)
             if r is None:  # module-level code, or a file that does not read as functions: the lines around it
-                r = Region(file=frame.file, name="(module level)", start=max(1, frame.line - MODULE_RADIUS),
+                r = Region(file=frame.file, name=MODULE_LEVEL, start=max(1, frame.line - MODULE_RADIUS),
                            end=frame.line + MODULE_RADIUS, body_start=frame.line)
             add(r, "trace", W_TRACE * max(0.35, 1.0 - 0.25 * depth),
                 "in the traceback (innermost project frame)" if depth == 0 else "in the traceback")

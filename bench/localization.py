@@ -41,9 +41,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from greenloop.analysis.context import build_context, innermost_first  # noqa: E402
+from greenloop.analysis.context import build_context  # noqa: E402
 from greenloop.analysis.localize import FailingTest, Localizer, Spectrum, is_test_file  # noqa: E402
-from greenloop.analysis.patterns import classify  # noqa: E402
+from greenloop.analysis.patterns import classify, innermost_first  # noqa: E402
 from greenloop.analysis.regions import enclosing, functions  # noqa: E402
 from greenloop.llm import prompts  # noqa: E402
 from greenloop.parsers import RunOutput, Status, parse  # noqa: E402
