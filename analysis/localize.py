@@ -27,6 +27,7 @@ sources, the failing tests and the spectrum.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -37,7 +38,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from .patterns import Frame
-from .regions import SOURCE_SUFFIXES, Region, enclosing, functions
+from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 from ..parsers.locate import SourceIndex
 
 # Weights of the signals (a suspect's score is their sum).
@@ -50,6 +51,9 @@ AGREEING_TOP = 10          # another failing test's suspects that count as its o
 MODULE_LEVEL = "(module level)"  # the name of a frame's lines outside any function
 MODULE_RADIUS = 8          # lines either side of a frame outside any function
 
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_JS_BINDING = re.compile(r"""(?:(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*require\(\s*|import\s+(?P<iname>[\w$]+)\s+from\s+)"""
+                         r"""['"](?P<path>[^'"]+)['"]""")
 _CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
 _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "typeof", "await", "yield", "with",
               "elif", "and", "or", "not", "in", "is", "lambda", "print", "assert", "len", "isinstance", "super",
@@ -178,16 +182,51 @@ class Localizer:
         return self._by_name
 
     def test_region(self, test: FailingTest) -> Region | None:
-        """The failing test's own function."""
+        """The failing test's own function: the one defined at its line, the block that opens there
+        (``it("...", () => {``), or the function named by a part of its id (nearest the end first)."""
         if not test.file:
             return None
         regions = self.regions(test.file)
+        parts = [p for p in re.split(r"[.:/# >]+", re.sub(r"\[.*\]$", "", test.id)) if p]
         if test.line is not None:
-            at = enclosing(regions, test.line) or next((r for r in regions if r.start >= test.line), None)
+            at = next((r for r in regions if r.start == test.line), None) \
+                or block_at(self.index, test.file, test.line, parts[-1] if parts else test.id) \
+                or enclosing(regions, test.line)
             if at is not None:
                 return at
-        name = re.split(r"[.:/# ]+", re.sub(r"\[.*\]$", "", test.id))[-1]
-        return next((r for r in regions if r.name.rsplit(".", 1)[-1] == name), None)
+        for name in reversed(parts):
+            found = next((r for r in regions if r.name.rsplit(".", 1)[-1] == name), None)
+            if found is not None:
+                return found
+        return None
+
+    def imported(self, file: str) -> dict[str, list[Region]]:
+        """Names a JS/TS file binds to another project module (``const parse = require('../')``,
+        ``import parse from './parse'``): the functions that module exports by default."""
+        if not file.endswith(JS_SUFFIXES):
+            return {}
+        out: dict[str, list[Region]] = {}
+        base = posixpath.dirname(file)
+        for line in self.index.lines(file)[:300]:
+            m = _JS_BINDING.search(line)
+            if not m or not m.group("path").startswith("."):
+                continue
+            target = self._module_file(posixpath.normpath(posixpath.join(base, m.group("path"))))
+            if target is None:
+                continue
+            default = [r for r in self.regions(target) if r.name in ("module.exports", "default")]
+            if default:
+                out[m.group("name") or m.group("iname")] = default
+        return out
+
+    def _module_file(self, stem: str) -> str | None:
+        """The file ``require``/``import`` of ``stem`` loads (a file, with or without its suffix, or
+        a folder's index)."""
+        names = [stem, *(stem + s for s in JS_SUFFIXES), *(posixpath.join(stem, "index" + s) for s in JS_SUFFIXES)]
+        for candidate in (posixpath.normpath(n) for n in names):
+            if candidate.endswith(JS_SUFFIXES) and self.index.exists(candidate):
+                return candidate
+        return None
 
     def calls(self, region: Region) -> list[str]:
         """The names ``region`` calls, in order of first appearance."""
@@ -250,11 +289,13 @@ class Localizer:
             else W_CALL
         if own is not None:
             frontier, seen = [own], {own.key}
+            bound = self.imported(own.file)
             for level in range(1, CALL_DEPTH + 1):
                 nxt: list[Region] = []
                 for caller in frontier:
+                    local = bound if caller.file == own.file else self.imported(caller.file)
                     for name in self.calls(caller):
-                        targets = self.by_name().get(name, [])
+                        targets = local.get(name) or self.by_name().get(name, [])
                         if not targets or len(targets) > 6:  # unknown, or too common a name to mean one thing
                             continue
                         for r in targets:

@@ -69,6 +69,10 @@ _DEFINITIONS = [
     re.compile(r"^\s*(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*\*?"
                r"(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::\s*[^{;]+)?\{\s*$"),
     re.compile(r"^\s*(?P<name>[\w$]+)\s*:\s*(?:async\s+)?function\b"),
+    # JS: module.exports = function (...), exports.name = function, Type.prototype.name = function
+    re.compile(r"^\s*(?P<name>module\.exports|exports\.[\w$]+|[\w$.]+\.[\w$]+)\s*=\s*(?:async\s+)?function\b"),
+    # JS: export default function (...) / export default (...) =>
+    re.compile(r"^\s*export\s+(?P<name>default)\s+(?:async\s+)?(?:function\b|\([^)]*\)\s*=>)"),
     # Java/C#/C/C++: [modifiers] Type name(args) [const] [throws X] {
     re.compile(r"^\s*(?:[\w<>\[\],.*&:?]+\s+)+(?P<name>[\w~]+)\s*\([^;{]*\)\s*(?:const\s*)?(?:noexcept\s*)?"
                r"(?:throws\s+[\w.,\s]+)?\{?\s*$"),
@@ -94,6 +98,21 @@ def _functions(file: str, text: str) -> tuple[Region, ...]:
     if file.endswith(BRACE_SUFFIXES):
         return tuple(_braces(file, text.splitlines()))
     return ()
+
+
+def block_at(index: SourceIndex, file: str, line: int, name: str) -> Region | None:
+    """The brace block that opens on ``line`` of ``file`` (a JS ``it("...", () => {``, a Go
+    ``t.Run(...)``), named ``name``; None when no block opens there."""
+    if not file.endswith(BRACE_SUFFIXES):
+        return None
+    lines = index.lines(file)
+    if not 1 <= line <= len(lines):
+        return None
+    code = _strip_strings_and_comments(lines[line - 1:line - 1 + MAX_REGION_LINES * 4])
+    if "{" not in code[0] and not (len(code) > 1 and "{" in code[1]):
+        return None
+    end = _block_end(code, 0)
+    return Region(file=file, name=name, start=line, end=line + end) if end is not None else None
 
 
 def enclosing(regions: list[Region], line: int) -> Region | None:

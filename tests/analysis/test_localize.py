@@ -111,3 +111,15 @@ def test_real_pytest_coverage_finds_the_bug_two_calls_below_the_test(tmp_path):
     assert (ctx.suspects[0].file, ctx.suspects[0].function) == ("shop/rules.py", "discount")
     assert "    7|     return price(total * 0.9)" in ctx.render()
     assert ctx.snippets[1].file == "shop/rules.py"
+
+
+def test_a_js_test_block_and_a_required_module_lead_to_the_exported_function(tmp_path):
+    """A tape/mocha test is an anonymous block; the module it requires exports an anonymous function."""
+    write(tmp_path, {
+        "index.js": "'use strict';\nmodule.exports = function (args) {\n  return helper(args) + 1;\n};\n\n"
+                    "function helper(x) {\n  return x * 2;\n}\n",
+        "test/parse.js": "var parse = require('../');\nvar test = require('tape');\n\n"
+                         "test('parses', function (t) {\n  t.equal(parse(1), 3);\n  t.end();\n});\n"})
+    ranked = Localizer(SourceIndex(tmp_path)).rank(FailingTest(id="parses", file="test/parse.js", line=4))
+    assert [(s.function, s.start, s.end) for s in ranked] == [("module.exports", 2, 4), ("helper", 6, 8)]
+    assert ranked[0].reasons == ["called by the test"] and ranked[1].reasons == ["called 2 calls below the test"]
