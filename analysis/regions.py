@@ -70,7 +70,9 @@ _DEFINITIONS = [
                r"(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::\s*[^{;]+)?\{\s*$"),
     re.compile(r"^\s*(?P<name>[\w$]+)\s*:\s*(?:async\s+)?function\b"),
     # JS: module.exports = function (...), exports.name = function, Type.prototype.name = function
-    re.compile(r"^\s*(?P<name>module\.exports|exports\.[\w$]+|[\w$.]+\.[\w$]+)\s*=\s*(?:async\s+)?function\b"),
+    # (also var x = module.exports = function)
+    re.compile(r"^\s*(?:(?:var|let|const)\s+[\w$]+\s*=\s*)?(?P<name>module\.exports|exports\.[\w$]+|[\w$.]+\.[\w$]+)"
+               r"\s*=\s*(?:async\s+)?function\b"),
     # JS: export default function (...) / export default (...) =>
     re.compile(r"^\s*export\s+(?P<name>default)\s+(?:async\s+)?(?:function\b|\([^)]*\)\s*=>)"),
     # Java/C#/C/C++: [modifiers] Type name(args) [const] [throws X] {

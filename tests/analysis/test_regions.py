@@ -56,9 +56,15 @@ class Cart {
     return items.reduce((a, b) => a + b, 0);
   }
 }
-module.exports = { paginate };
+var traverse = module.exports = function (schema) {
+  return schema;
+};
+Cart.prototype.clear = function () {
+  return 0;
+};
 """
-    assert spans(tmp_path, "src/lists.js", text) == [("paginate", 3, 6), ("median", 8, 11), ("total", 14, 16)]
+    assert spans(tmp_path, "src/lists.js", text) == [("paginate", 3, 6), ("median", 8, 11), ("total", 14, 16),
+                                                      ("module.exports", 18, 20), ("Cart.prototype.clear", 21, 23)]
 
 
 def test_go_functions_and_methods(tmp_path):
