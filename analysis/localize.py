@@ -52,8 +52,8 @@ MODULE_LEVEL = "(module level)"  # the name of a frame's lines outside any funct
 MODULE_RADIUS = 8          # lines either side of a frame outside any function
 
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
-_JS_BINDING = re.compile(r"""(?:(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*require\(\s*|import\s+(?P<iname>[\w$]+)\s+from\s+)"""
-                         r"""['"](?P<path>[^'"]+)['"]""")
+_JS_BINDING = re.compile(r"""(?:(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*require\(\s*"""
+                         r"""|import\s+(?P<iname>[\w$]+)\s+from\s+)['"](?P<path>[^'"]+)['"]""")
 _CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
 _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "typeof", "await", "yield", "with",
               "elif", "and", "or", "not", "in", "is", "lambda", "print", "assert", "len", "isinstance", "super",

@@ -110,7 +110,7 @@ def block_at(index: SourceIndex, file: str, line: int, name: str) -> Region | No
     lines = index.lines(file)
     if not 1 <= line <= len(lines):
         return None
-    code = _strip_strings_and_comments(lines[line - 1:line - 1 + MAX_REGION_LINES * 4])
+    code = blank_strings_and_comments(lines[line - 1:line - 1 + MAX_REGION_LINES * 4])
     if "{" not in code[0] and not (len(code) > 1 and "{" in code[1]):
         return None
     end = _block_end(code, 0)
@@ -191,7 +191,7 @@ def _ruby(file: str, lines: list[str]) -> list[Region]:
 def _braces(file: str, lines: list[str]) -> list[Region]:
     """Definition lines whose block is closed by matching braces."""
     out: list[Region] = []
-    stripped = _strip_strings_and_comments(lines)
+    stripped = blank_strings_and_comments(lines)
     for i, code in enumerate(stripped):
         name = _definition_name(code)
         if name is None:
@@ -232,7 +232,7 @@ def _block_end(code: list[str], start: int) -> int | None:
     return None
 
 
-def _strip_strings_and_comments(lines: list[str]) -> list[str]:
+def blank_strings_and_comments(lines: list[str]) -> list[str]:
     """Each line with string and comment contents blanked, so braces inside them do not count."""
     out: list[str] = []
     in_block = False

@@ -3,9 +3,10 @@ fixer's first message, where does its function rank, and how long is that messag
 
 For each published project of the real-world suite (PyPI sdists and npm tarballs, fetched and
 checked like the suite does), install its test dependencies once (a throwaway venv, or
-``npm install``), then make single-point mutants of its own source (a comparison or boolean
-flipped, an off-by-one, ``+``/``-`` swapped, a constant changed), each run on the unchanged
-tree otherwise (the mutant is the only difference: no history to read). A mutant is kept when
+``npm install``), then make single-point mutants of its own source (``analysis/mutants.py``: a
+comparison or boolean flipped, an off-by-one, an operator or a constant changed, arguments swapped,
+a statement removed), each run on the unchanged tree otherwise (the mutant is the only difference:
+no history to read). A mutant is kept when
 the suite passed before and fails at least one test after. For up to three failing tests of each
 kept mutant, the first message is built exactly as the analysis activity builds it (Python:
 with the per-test coverage the flaky-check run records) and checked:
@@ -23,28 +24,23 @@ before localization: ``--baseline bbafe26``).
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib.util
 import json
 import os
-import random
-import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from greenloop.analysis.context import build_context  # noqa: E402
-from greenloop.analysis.localize import FailingTest, Localizer, Spectrum, is_test_file  # noqa: E402
+from greenloop.analysis.localize import FailingTest, Localizer, Spectrum  # noqa: E402
 from greenloop.analysis.patterns import classify, innermost_first  # noqa: E402
-from greenloop.analysis.regions import enclosing, functions  # noqa: E402
+from greenloop.analysis.mutants import sample  # noqa: E402
 from greenloop.llm import prompts  # noqa: E402
 from greenloop.parsers import RunOutput, Status, parse  # noqa: E402
 from greenloop.parsers.locate import SourceIndex  # noqa: E402
@@ -53,63 +49,8 @@ from greenloop.workflows.models import AnalysisNote  # noqa: E402
 from tests.realworld.projects import PROJECTS, Project, fetch, unpack  # noqa: E402
 
 FRAMEWORK = {"pytest": "pytest", "tape": "tape", "mocha": "mocha"}
-PY_OPS = [(r" <= ", " < "), (r" < ", " <= "), (r" >= ", " > "), (r" > ", " >= "), (r" == ", " != "),
-          (r" != ", " == "), (r" and ", " or "), (r" or ", " and "), (r"\bTrue\b", "False"), (r"\bFalse\b", "True"),
-          (r" \+ 1\b", " + 2"), (r" - 1\b", " - 2"), (r" \+ ", " - "), (r"\[0\]", "[1]"), (r"\[-1\]", "[0]")]
-JS_OPS = [(r" <= ", " < "), (r" < ", " <= "), (r" >= ", " > "), (r" > ", " >= "), (r" === ", " !== "),
-          (r" !== ", " === "), (r" && ", " || "), (r" \|\| ", " && "), (r"\btrue\b", "false"), (r"\bfalse\b", "true"),
-          (r" \+ 1\b", " + 2"), (r" - 1\b", " - 2"), (r"\[0\]", "[1]")]
-
-
-@dataclass
-class Mutant:
-    file: str
-    line: int
-    before: str
-    after: str
-
-
 def framework(p: Project) -> str:
     return next(FRAMEWORK[w] for w in ("pytest", "tape", "mocha") if w in " ".join(p.hand_test))
-
-
-def source_files(root: Path, p: Project) -> list[str]:
-    suffixes = (".py",) if p.registry == "pypi" else (".js",)
-    index = SourceIndex(root)
-    return [f for f in index.files(suffixes) if not is_test_file(f) and not f.startswith(("docs/", "bench", "."))
-            and "/node_modules/" not in f and not f.endswith(("setup.py", "conf.py", "noxfile.py"))]
-
-
-def candidates(root: Path, p: Project) -> list[Mutant]:
-    """Every single-point mutation of the project's own function bodies."""
-    ops = PY_OPS if p.registry == "pypi" else JS_OPS
-    out: list[Mutant] = []
-    index = SourceIndex(root)
-    for f in source_files(root, p):
-        lines = index.lines(f)
-        for r in functions(index, f):
-            for n in range(r.body_start, r.end + 1):
-                text = lines[n - 1]
-                code = text.split("#", 1)[0] if f.endswith(".py") else text.split("//", 1)[0]
-                if not code.strip() or code.strip().startswith(("\"", "'", "*", "/*")):
-                    continue
-                for pat, repl in ops:
-                    m = re.search(pat, code)
-                    if m:
-                        out.append(Mutant(f, n, text, text[:m.start()] + re.sub(pat, repl, m.group(0)) + text[m.end():]))
-    return out
-
-
-def still_parses(m: Mutant, root: Path) -> bool:
-    if not m.file.endswith(".py"):
-        return True
-    src = (root / m.file).read_text().splitlines(keepends=True)
-    src[m.line - 1] = m.after + ("\n" if src[m.line - 1].endswith("\n") else "")
-    try:
-        ast.parse("".join(src))
-    except SyntaxError:
-        return False
-    return True
 
 
 def run_suite(p: Project, root: Path, env: dict[str, str], out_dir: Path, spectrum: bool):
@@ -181,39 +122,35 @@ def measure(p: Project, work: Path, count: int, seed: int, baseline) -> list[dic
     # A test that fails only under coverage (a recursion limit, a tracer check) is no mutant's doing.
     traced, _ = run_suite(p, root, env, outs, spectrum=p.registry == "pypi")
     noisy = {t.id for t in traced.failing}
-    pool = [m for m in candidates(root, p) if still_parses(m, root)]
-    random.Random(seed).shuffle(pool)
+    index = SourceIndex(root)
+    pool = [m for m in sample(index, count * 6, seed) if not m.file.startswith(("docs/", "bench"))]
     rows: list[dict] = []
-    tried = 0
-    for m in pool:
-        if len({(r["file"], r["line"]) for r in rows}) >= count or tried >= count * 6:
+    for number, m in enumerate(pool):
+        if len({r["mutant"] for r in rows}) >= count:
             break
-        tried += 1
         path = root / m.file
         original = path.read_text()
-        src = original.splitlines(keepends=True)
-        src[m.line - 1] = m.after + ("\n" if src[m.line - 1].endswith("\n") else "")
-        path.write_text("".join(src))
+        path.write_text(m.apply(original))
         try:
             report, spectrum = run_suite(p, root, env, outs, spectrum=p.registry == "pypi")
             failing = [t for t in report.failing if t.id not in noisy]
             if not failing:
                 continue
-            region = enclosing(functions(SourceIndex(root), m.file), m.line)
             for test in failing[:3]:
                 message, shown, suspects = first_message(root, report, test, spectrum, baseline)
                 found = any(f == m.file and a <= m.line <= b for f, a, b in shown)
-                rank = next((i + 1 for i, s in enumerate(suspects)
-                             if region is not None and (s.file, s.start) == (m.file, region.start)), None)
-                rows.append({"project": p.name, "file": m.file, "line": m.line, "test": test.id, "found": found,
-                             "rank": rank, "chars": len(message), "failing": len(failing)})
+                rank = next((i + 1 for i, s in enumerate(suspects) if (s.file, s.function) == (m.file, m.function)),
+                            None)
+                rows.append({"project": p.name, "mutant": number, "file": m.file, "line": m.line,
+                             "operator": m.operator, "test": test.id, "found": found, "rank": rank,
+                             "chars": len(message), "failing": len(failing)})
         finally:
             path.write_text(original)
     return rows
 
 
 def summary(rows: list[dict]) -> dict:
-    mutants = {(r["project"], r["file"], r["line"]) for r in rows}
+    mutants = {(r["project"], r["mutant"]) for r in rows}
     ranks = [r["rank"] for r in rows]
     return {
         "projects": len({r["project"] for r in rows}), "mutants": len(mutants), "failing tests": len(rows),
