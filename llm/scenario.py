@@ -71,6 +71,7 @@ class ApiError(BaseModel):
     status: int = 529
     type: str | None = None
     message: str = "scripted error"
+    retry_after_s: float | None = None  # the retry-after header sent with it (429/529 send 0 when unset)
 
     @property
     def error_type(self) -> str:

@@ -7,6 +7,8 @@ Temporal's retries."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import socket
 
 import anthropic
@@ -277,6 +279,31 @@ async def ask(base_url: str) -> str:
     client = anthropic.AsyncAnthropic(api_key="scripted", base_url=base_url, max_retries=0, timeout=10)
     response = await client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "x"}])
     return response.content[0].text
+
+
+async def test_retry_after_sets_the_next_retry_delay():
+    """A rate limit that says how long to wait is retried after that long, not on the policy's backoff."""
+    sc = scenario({"response": {"error": {"status": 429, "message": "slow down", "retry_after_s": 7}}})
+    with ScriptedLLMServer(sc) as server:
+        with pytest.raises(ApplicationError) as err:
+            await ask(server.base_url)
+    assert err.value.next_retry_delay == timedelta(seconds=7) and not err.value.non_retryable
+    assert "retry after 7 s" in err.value.message
+    sc = scenario({"response": {"error": {"status": 529}}})  # retry-after: 0 -> the policy's own backoff
+    with ScriptedLLMServer(sc) as server:
+        with pytest.raises(ApplicationError) as err:
+            await ask(server.base_url)
+    assert err.value.next_retry_delay is None
+
+
+def test_retry_after_forms():
+    from greenloop.activities.llm_errors import MAX_RETRY_AFTER, retry_after
+
+    assert retry_after({"retry-after-ms": "1500"}) == timedelta(milliseconds=1500)
+    assert retry_after({"retry-after": "2.5"}) == timedelta(seconds=2.5)
+    assert retry_after({"retry-after": "86400"}) == MAX_RETRY_AFTER
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None  # in the past
+    assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
 
 
 @pytest.mark.parametrize("status, error_type, retryable", [
