@@ -4,6 +4,11 @@ that have one (``run_settings.IN_FILE``); every key is optional, command-line
 flags override the file, and the effective values travel in the run's
 ``FixRequest`` (so the Web UI shows them). A key the file may not have, or a
 value out of range, is a typed error naming the key.
+
+``greenloop run`` reads the file of a local repository and merges it into the
+request (``cli.runs.build_request``); a request made without it (a git URL, an
+API call) is filled from the checkout by the activities that plan and set up
+the run (``fill``). The request's ``config_file`` says it was read.
 """
 
 from __future__ import annotations
@@ -15,20 +20,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .domain.errors import ErrorKind, GreenloopError
-from .run_settings import FILE, IN_FILE, Setting, merged, request_data, request_values
+from .run_settings import IN_FILE, Setting, merged, request_data, request_values
 from .workflows.models import FixRequest
+
+FILE = "greenloop.toml"
 
 
 class _Table(BaseModel):
+    """A table of the file: a key it does not know is an error naming it."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-def _value(setting: Setting) -> tuple[Any, Any]:
+def _key(setting: Setting) -> tuple[Any, Any]:
+    """A setting's key in the file: optional, of the setting's type, within its bounds."""
     return setting.type | None, Field(default=None, description=setting.description, **setting.bounds)
 
 
 SECTIONS = {section: create_model(f"{section.title()}Config", __base__=_Table,
-                                  **{s.key: _value(s) for s in IN_FILE if s.section == section})
+                                  **{s.key: _key(s) for s in IN_FILE if s.section == section})
             for section in dict.fromkeys(s.section for s in IN_FILE if s.section)}
 
 
@@ -46,7 +56,7 @@ class ProjectConfig(_Table):
 
 
 FILE_MODEL: type[ProjectConfig] = create_model(
-    "GreenloopToml", __base__=ProjectConfig, **{s.key: _value(s) for s in IN_FILE if not s.section},
+    "GreenloopToml", __base__=ProjectConfig, **{s.key: _key(s) for s in IN_FILE if not s.section},
     **{section: (model, Field(default_factory=model)) for section, model in SECTIONS.items()})
 
 
@@ -83,8 +93,8 @@ FROM_CHECKOUT = tuple(s for s in IN_FILE if s.from_checkout)
 
 
 def fill(request: FixRequest, root: Path) -> FixRequest:
-    """A ``FixRequest`` made without reading the repository's file (a git URL, a
-    schedule, an API call) with the file's commands and variables where it has
+    """A ``FixRequest`` made without reading the repository's file (a git URL, an
+    API call) with the file's commands and variables where it has
     none (``Setting.from_checkout``); a request whose ``config_file`` is set already has them."""
     if request.config_file is not None:
         return request

@@ -19,8 +19,6 @@ from pydantic.fields import FieldInfo
 
 from .workflows.models import FixRequest
 
-FILE = "greenloop.toml"
-
 
 class Setting(BaseModel):
     """One setting of a run."""

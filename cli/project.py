@@ -17,7 +17,7 @@ from .runs import build_request
 from .. import project_config
 from ..domain.errors import ErrorKind, GreenloopError
 from ..projectenv.setup import recipe_for, set_up
-from ..run_settings import FILE, IN_FILE, Setting
+from ..run_settings import IN_FILE, Setting
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, plan_tests
 from ..workspace import prepare as prep
@@ -79,7 +79,7 @@ def init_command(
     """Detect how the project is set up and tested; write greenloop.toml with comments."""
     try:
         root = _root(path)
-        target = root / FILE
+        target = root / project_config.FILE
         if target.exists() and not force:
             raise GreenloopError(f"{target} exists", kind=ErrorKind.VALIDATION_ERROR)
         plan = plan_tests(root)
