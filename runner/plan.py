@@ -21,7 +21,7 @@ from ..parsers import npm_scripts
 from ..parsers.plugin import plugin
 from ..parsers.registry import BY_NAME, canonical
 from ..projectenv.models import ProjectEnvironment
-from ..parsers.language import LanguageDetection, detect_language
+from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 
@@ -29,13 +29,6 @@ REPORT_DIR = ".greenloop/reports"
 DEFAULT_FRAMEWORK = {
     "python": "pytest", "javascript": "jest", "typescript": "jest", "go": "go", "ruby": "rspec",
     "rust": "cargo-test", "java": "maven-surefire", "php": "phpunit", "cpp": "ctest",
-}
-FRAMEWORK_LANGUAGE = {
-    "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
-    "mocha": "javascript", "node-test": "javascript", "tape": "javascript", "node-tap": "javascript",
-    "ava": "javascript",
-    "cargo-test": "rust", "junit-console": "java",
-    "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
 }
 
 
@@ -67,6 +60,12 @@ def fill_single_test(template: str, test_id: str, file: str | None) -> str:
     name = re.split(r"::| > | ", test_id)[-1]
     return template.replace("{id}", shlex.quote(test_id)).replace("{file}", shlex.quote(file or "")).replace(
         "{name}", shlex.quote(name))
+
+
+def _language_of(framework: str | None) -> str:
+    """The language of a framework, as its row in the framework table says; ``unknown`` for none."""
+    row = BY_NAME.get(framework or "")
+    return LANGUAGE_ALIASES.get(row.language, "unknown") if row else "unknown"
 
 
 def _family(language: str) -> str:
@@ -178,7 +177,7 @@ def plan_tests(
             fw, _ = found.framework, reasons.append(found.reason)
             if fw == "pytest" and found.confidence != "high" and _unittest_only(root):
                 fw, _ = "unittest", reasons.append("its test files import unittest and nothing names pytest")
-    language_name = FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
+    language_name = _language_of(fw)
     try:
         lang: LanguageDetection | None = detect_language(root, language)
     except GreenloopError:
