@@ -512,7 +512,7 @@ RESUMABLE = True
 DEATH_ENTRY = "process.exit called with"  # Jest reports the death itself as a test: not one
 STARTED = "greenloop-started "
 STARTED_REPORTER = ".greenloop/jest-started.js"
-STARTED_REPORTER_SOURCE = """// Greenloop (parsers/jest.py): names each test as it starts, so that a run that dies says in which.
+STARTED_REPORTER_SOURCE = """// Greenloop (parsers/jest.py): names each test as it starts, so a dead run says in which.
 const fs = require("fs");
 module.exports = class {
   onTestCaseStart(test, info) {

@@ -238,8 +238,9 @@ def test_selection_of_an_id_is_built_on_the_suites_call(p) -> None:
 
 
 def _an_id(framework: str) -> str:
-    return {"go": "example.com/m::TestAdd", "phpunit": "Tests\\MathTest::testAdd", "maven-surefire": "com.x.MathTest#add",
-            "node-tap": "test/a.js > adds", "jest": "math › adds", "vitest": "math > adds"}.get(framework, "adds")
+    return {"go": "example.com/m::TestAdd", "phpunit": "Tests\\MathTest::testAdd",
+            "maven-surefire": "com.x.MathTest#add", "node-tap": "test/a.js > adds", "jest": "math › adds",
+            "vitest": "math > adds"}.get(framework, "adds")
 
 
 def _a_file(framework: str) -> str:
