@@ -5,8 +5,8 @@ runner also asks it how to run one test, which report to ask for, how to go on
 after the runner died part way, and (JavaScript) how to recognise its runner
 inside a package script. Those members are optional: a framework without such
 a notion leaves them out and gets the default written here, once.
-``plugin(name)`` is how ``runner/`` reaches them; no code outside the framework
-modules branches on a framework's name.
+``plugin(name)`` is how ``runner/`` reaches them, so selection, report flags,
+crash resume and script following branch on no framework's name.
 
 Members a module may define (the names are the module's own):
 
@@ -44,7 +44,7 @@ crash resume (``runner/crash.py``; a framework without these keeps what its outp
     ``exited_early(command, exit_code, root) -> bool``  the runner ended by itself mid-run.
     ``run_died(died, runner_ended, output) -> bool``  whether the whole run is resumed.
         Default: when the runner itself ended.
-    ``running(output, report, root, ended) -> list[TestResult] | None``  the test a
+    ``running(output, report, root, ended) -> list[TestResult]``  the test a
         one-at-a-time run died in. Default: the results whose ``native_status`` is ``DIED``.
     ``rerun_command(command, invocation, scope, skip, listed) -> str | None``  the suite's
         command for the tests of ``scope`` but ``skip``, one at a time, each named before it
