@@ -27,7 +27,7 @@ from . import live, watch
 from .exit_codes import ExitCode, for_summary
 from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from .run_options import with_run_options
-from .. import project_config, run_settings
+from .. import project_config, run_settings, sandbox
 from ..domain.errors import ErrorKind, GreenloopError
 from ..runner.select import selected
 from ..server import dev
@@ -218,6 +218,29 @@ def run_command(
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 
+SANDBOX_HINTS = {
+    "docker": "start the Docker engine (`sudo systemctl start docker`, or Docker Desktop) and check that "
+              "`docker info` answers, or use --sandbox bwrap (bubblewrap: `sudo apt-get install bubblewrap`)",
+    "bwrap": "install bubblewrap (`sudo apt-get install bubblewrap`) and allow unprivileged user namespaces, "
+             "or use --sandbox docker with a running Docker engine",
+    "auto": "start a Docker engine or install bubblewrap (`sudo apt-get install bubblewrap`); "
+            "--sandbox local runs the tests without isolation, on trusted code only",
+}
+
+
+def check_sandbox(backend: str, quiet: bool = False) -> None:
+    """Refuse a run whose sandbox does not work on this machine (exit 2, with what to do), before
+    it starts; say out loud that ``local`` does not isolate."""
+    try:
+        _, name, _ = sandbox.choose_backend(backend)
+    except GreenloopError as exc:
+        raise GreenloopError(exc.message, kind=exc.kind, suggestion=SANDBOX_HINTS.get(backend, SANDBOX_HINTS["auto"]),
+                             exit=int(ExitCode.USAGE)) from None
+    if name == "local" and not quiet:
+        err_console.print("[bold yellow]warning[/]: --sandbox local runs the tests on this machine without "
+                          "isolation (no network, file or secret protection): use it on trusted code only")
+
+
 def private_queue(run_id: str) -> str:
     """The task queue of a run whose worker lives in this command (``--scripted``)."""
     return f"{TASK_QUEUE}-private-{run_id}"
@@ -237,6 +260,9 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
                namespace: str | None, as_json: bool) -> int:
     from ..worker import build_worker
 
+    if scripted is not None or not (address or configured_address()):
+        # This machine runs the tests: its sandbox must work before anything starts.
+        check_sandbox(request.sandbox.backend, quiet=as_json)
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
