@@ -75,6 +75,7 @@ def load_baseline(rev: str):
     spec = importlib.util.spec_from_loader("greenloop.analysis._baseline_context", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "greenloop.analysis"
+    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
     exec(compile(text, f"{rev}:analysis/context.py", "exec"), module.__dict__)
     return module.build_context
 
