@@ -19,6 +19,7 @@ from .heartbeat import heartbeating
 from .host import host_id, my_host_queue, on_host
 from .testing import execute_suite, load_statuses
 from ..domain.errors import ErrorKind, GreenloopError
+from ..git_command import git
 from ..parsers.models import Status, Totals
 from ..settings import settings
 from ..workflows.models import (
@@ -71,7 +72,7 @@ async def prepare_workspace(inp: PrepareInput) -> Workspace:
     reachable(inp.request.repo)
     async with heartbeating("copying the repository"):
         branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
-        tree = await asyncio.to_thread(prep.git, path, "rev-parse", f"{base}^{{tree}}")
+        tree = await asyncio.to_thread(git, path, "rev-parse", f"{base}^{{tree}}")
     log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base,
               host=host_id())
     return Workspace(path=str(path), run_dir=str(run_dir), repo=inp.request.repo, branch=branch,
@@ -281,12 +282,12 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
         shutil.rmtree(run_dir / stale, ignore_errors=True)
     path = run_dir / "workspace"
     branch, base = prep.prepare(lost.repo, lost.ref, inp.run_id, path)
-    tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
-    if lost.base_tree and tree != lost.base_tree and lost.base_commit and prep.is_git_url(lost.repo) and prep.git(
+    tree = git(path, "rev-parse", f"{base}^{{tree}}")
+    if lost.base_tree and tree != lost.base_tree and lost.base_commit and prep.is_git_url(lost.repo) and git(
             path, "rev-parse", "--verify", "-q", f"{lost.base_commit}^{{commit}}", check=False):
-        prep.git(path, "checkout", "--quiet", "-B", branch, lost.base_commit)  # the ref moved on: go back to the start
+        git(path, "checkout", "--quiet", "-B", branch, lost.base_commit)  # the ref moved on: go back to the start
         base = lost.base_commit
-        tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
+        tree = git(path, "rev-parse", f"{base}^{{tree}}")
     if lost.base_tree and tree != lost.base_tree:
         raise GreenloopError(
             f"the repository {lost.repo} changed since the run started (its files are not the run's starting "
