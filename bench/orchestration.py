@@ -79,7 +79,7 @@ from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402
 from greenloop.server.history import run_chain  # noqa: E402
 from greenloop.worker import build_worker  # noqa: E402
-from greenloop.workflows import search  # noqa: E402
+from greenloop.server import search_attributes as search  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
 from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteRun  # noqa: E402
 from greenloop.workflows.validation_queue import CheckResult  # noqa: E402

@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 from .output import console, finish
 from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 from ..domain.errors import ErrorKind, GreenloopError
-from ..workflows import search
+from ..server import search_attributes as search
 from ..workflows.models import RunSummary
 
 

@@ -23,7 +23,7 @@ from greenloop.server.dev import temporal_binary
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import FixState, RunSummary
-from greenloop.workflows.search import ALL
+from greenloop.server.search_attributes import ALL
 from tests.workflows.conftest import fix_request, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"
