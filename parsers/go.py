@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 from .command import command_words
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
-from .normalize import add
+from .merge import add
 from .run_output import RunOutput, strip_ansi
 from .source.go import GoSources, GoTestFlags
 
