@@ -20,7 +20,7 @@ from ..parsers import detect as fw_detect
 from ..parsers.registry import canonical
 from ..projectenv.models import ProjectEnvironment
 from . import js_project
-from .language import LanguageDetection, detect_language
+from ..parsers.language import LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
-from . import js_project
+from ..runner import js_project
 
 Confidence = Literal["high", "medium"]
 
