@@ -18,7 +18,7 @@ from ..projectenv.setup import recipe_for, set_up
 from ..runner import config as project_config
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, plan_tests
-from ..workflows.models import SandboxSettings
+from ..sandbox.models import SandboxSettings
 from ..workspace import prepare as prep
 
 

@@ -16,8 +16,8 @@ from temporalio.service import RPCError
 from .output import console, finish
 from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 from ..domain.errors import ErrorKind, GreenloopError
+from ..reports.record import RunSummary
 from ..server import search_attributes as search
-from ..workflows.models import RunSummary
 
 
 async def _fixed(client: Client, w: WorkflowExecution) -> int | None:

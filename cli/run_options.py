@@ -13,9 +13,9 @@ from typing import Annotated, Any, get_type_hints
 
 import typer
 
+from ..domain.answers import AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings
-from ..workflows.models import AnswerChoice
 
 
 def _options(

@@ -27,8 +27,11 @@ from . import live, watch
 from .exit_codes import ExitCode, for_summary
 from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from .run_options import request_options, with_run_options
+from ..domain.answers import Answer, AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings
+from ..domain.states import FixState, RunOutcome
+from ..reports.record import FixStatusView, RunSummary, headline
 from ..runner import config as project_config
 from ..runner.select import selected
 from ..sandbox.models import SandboxSettings
@@ -37,16 +40,7 @@ from ..server.client import TASK_QUEUE, configured_address, connect, ensure_sear
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
-from ..workflows.models import (
-    Answer,
-    AnswerChoice,
-    FixRequest,
-    FixState,
-    FixStatusView,
-    RunOutcome,
-    RunSummary,
-)
-from ..workflows.outcome import headline
+from ..workflows.models import FixRequest
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]

@@ -18,11 +18,12 @@ from temporalio.worker import Replayer
 from greenloop.domain.llm import LLMSettings
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.reports.record import FixStatusView, RunSummary
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server.history import run_chain
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import FixRequest, FixStatusView, RunSummary
+from greenloop.workflows.models import FixRequest
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"
