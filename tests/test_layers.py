@@ -39,12 +39,16 @@ PENDING = {
 }
 
 
+CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+PACKAGE_ROOT = ROOT / CONFIG["package-dir"]["greenloop"]
+NOT_PACKAGE = {"tests", "bench", "samples", "scripts", "docs", "deploy"}  # in the checkout, not installed
+
+
 def package_modules() -> dict[str, Path]:
     """Module name -> file, for every package pyproject installs."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    root = ROOT / config["package-dir"]["greenloop"]
+    root = PACKAGE_ROOT
     modules = {}
-    for package in config["packages"]:
+    for package in CONFIG["packages"]:
         folder = root.joinpath(*package.split(".")[1:])
         for path in sorted(folder.glob("*.py")):
             parts = package.split(".") + ([] if path.stem == "__init__" else [path.stem])
@@ -132,6 +136,25 @@ def test_every_module_is_in_a_layer():
     assert len(MODULES) > 100  # the whole package was found
     unplaced = sorted({layer(m) for m in MODULES} - set(LAYERS))
     assert not unplaced, f"top-level packages or modules missing from LAYERS: {unplaced}"
+
+
+def subpackages() -> set[str]:
+    """The package's folders: each one's __init__.py reached through folders that have one too
+    (so build/ or a virtualenv never counts), outside the checkout-only folders."""
+    found = set()
+    for init in PACKAGE_ROOT.rglob("__init__.py"):
+        parts = init.parent.relative_to(PACKAGE_ROOT).parts
+        if parts and parts[0] not in NOT_PACKAGE and all(
+                (PACKAGE_ROOT.joinpath(*parts[:n]) / "__init__.py").is_file() for n in range(1, len(parts))):
+            found.add(".".join(("greenloop", *parts)))
+    return found
+
+
+def test_every_package_folder_is_installed_and_checked():
+    folders = subpackages()
+    assert "greenloop.parsers.source" in folders
+    missing = sorted(folders - set(CONFIG["packages"]))
+    assert not missing, f"packages missing from pyproject's package list (neither installed nor checked): {missing}"
 
 
 def test_no_import_points_upward():
