@@ -1,5 +1,5 @@
 """Temporal activities: every piece of I/O the workflows need (sandboxed test
 runs, parsing, analysis, LLM calls, edits, the workspace). Each module is a
 thin typed shell over the library packages that do the work, and defines its
-activities' input and result types at its top (``request.py``: the part of the
-run's request they read). Nothing here imports ``workflows/``."""
+activities' input and result types at its top. Nothing here imports
+``workflows/``."""

@@ -8,12 +8,12 @@ from pathlib import Path
 from pydantic import BaseModel
 from temporalio import activity
 
+from .. import project_config
 from .errors import typed_errors
-from .request import ProjectRequest
 from ..domain.workspace import Workspace
 from ..projectenv.models import ProjectEnvironment
 from ..projectenv.setup import set_up
-from ..runner import config as project_config
+from ..run_request import ProjectRequest
 from ..runner.plan import SuitePlan
 from ..workspace.events import log_event
 

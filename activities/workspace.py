@@ -18,7 +18,6 @@ from .environment import SetupInput, build_environment
 from .errors import typed_errors
 from .heartbeat import heartbeating
 from .host import host_id, my_host_queue, on_host
-from .request import ProjectRequest
 from .testing import SuiteInput, execute_suite, load_statuses
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
@@ -31,6 +30,7 @@ from ..reports.markdown import render_markdown
 from ..reports.record import FixOneTestResult, RunSummary
 from ..reports.summary_file import summary_document
 from ..reports.timeline import read_events, timelines, validations
+from ..run_request import ProjectRequest
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..settings import settings

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from .localize import Suspect
 from ..domain.llm import Usage
 
 
@@ -17,5 +18,7 @@ class AnalysisNote(BaseModel):
     expected: str | None = None
     actual: str | None = None
     context_markdown: str = ""
+    # Fault localization's ranked suspects (analysis/localize.py), best first: the report shows them.
+    suspects: list[Suspect] = Field(default_factory=list)
     llm_analysis: str = ""
     usage: Usage = Field(default_factory=Usage)

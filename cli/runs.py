@@ -14,7 +14,7 @@ import uuid
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -23,24 +23,22 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from .. import project_config, run_settings
 from . import live, watch
 from .exit_codes import ExitCode, for_summary
 from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
-from .run_options import request_options, with_run_options
+from .run_options import with_run_options
 from ..domain.answers import Answer, AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
-from ..domain.llm import LLMSettings
 from ..domain.states import FixState, RunOutcome
 from ..reports.record import FixStatusView, RunSummary, headline
-from ..runner import config as project_config
+from ..run_request import FixRequest
 from ..runner.select import selected
-from ..sandbox.models import SandboxSettings
 from ..server import dev
 from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
-from ..workflows.models import FixRequest
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]
@@ -58,29 +56,27 @@ def given_options(ctx: typer.Context) -> set[str]:
     return {name for name, src in sources.items() if src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")}
 
 
-def build_request(repo: str, given: set[str] | None = None, **opts) -> FixRequest:
-    """A validated ``FixRequest`` from CLI options (shared by run and schedule) and
-    the repository's ``greenloop.toml``/``[tool.greenloop]``, which fills every
-    option not ``given`` on the command line (None: none was)."""
-    config = None
+def build_request(repo: str, given: set[str] | None = None, **options: Any) -> FixRequest:
+    """A validated ``FixRequest`` from run settings by name (the CLI options, shared by run
+    and schedule) and the repository's ``greenloop.toml``/``[tool.greenloop]``, which
+    fills every setting not ``given`` on the command line (None: none was)."""
+    if options.get("pull_request") and not options.get("push"):
+        raise GreenloopError("--pr needs --push REMOTE: a pull request is opened from a pushed branch",
+                             kind=ErrorKind.VALIDATION_ERROR,
+                             suggestion="add --push origin (or the remote the pull request goes to)")
+    config_file = None
     if "://" not in repo and "@" not in repo:
         path = Path(repo).expanduser()
         if not path.is_dir():
             raise GreenloopError(f"repository {repo} does not exist or is not a directory",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo)
         repo = str(path.resolve())
-        config, config_file = project_config.load(path)
-        opts = project_config.merge(config, opts, given or set())
-        opts.update(env=config.env, config_file=str(config_file) if config_file else None)
+        config, found = project_config.load(path)
+        options = run_settings.merged(options, given or set(), config.settings())
+        config_file = str(found) if found else None
     try:
-        llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
-                          allow_production_edits=not opts.pop("tests_only"),
-                          analysis_only=opts.pop("analysis_only"))
-        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
-                                  network=opts.pop("network"), **project_config.sandbox_settings(
-                                      config.sandbox if config is not None else project_config.SandboxConfig(),
-                                      {"image": opts.pop("sandbox_image", None)}))
-        return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
+        return FixRequest.model_validate({**run_settings.request_data(options), "repo": repo,
+                                          "config_file": config_file})
     except ValidationError as exc:
         raise invalid_options(exc) from None
 
@@ -194,8 +190,7 @@ def run_command(
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
-        opts, given = request_options(options or {}, given_options(ctx))
-        request = build_request(repo, given, **opts)
+        request = build_request(repo, given_options(ctx), **(options or {}))
         local = "://" not in repo and "@" not in repo
         if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",

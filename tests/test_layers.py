@@ -4,13 +4,15 @@ and no modules import each other in a circle.
 The order, bottom to top (``LAYERS``):
 
     domain, git_command, settings, telemetry, parsers, sandbox, projectenv, runner, workspace,
-    reports, analysis, llm, server, activities, workflows, worker, cli
+    reports, analysis, llm, server, run_request, run_settings, project_config, activities,
+    workflows, worker, cli
 
 Why: each layer is the machinery the ones above it drive. Shared types and one-purpose helpers
 at the bottom; reading test output, then running it isolated (sandbox), in the project's own
 environment (projectenv), as a test run (runner), on the run's working copy (workspace); the
 run's record and its reports (reports: the finalize activity writes them, the workflows build
-the summary); failure analysis and the LLM; the Temporal client; the activities (all I/O),
+the summary); failure analysis and the LLM; the Temporal client; the run's request, the table of its
+settings and the repository's greenloop.toml that fills it; the activities (all I/O),
 the workflows that orchestrate them, and the worker and the CLI that host and start them.
 
 Every module of the installed package (pyproject's package list) is parsed with ``ast``;
@@ -29,14 +31,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS = ["domain", "git_command", "settings", "telemetry", "parsers", "sandbox", "projectenv", "runner",
-          "workspace", "reports", "analysis", "llm", "server", "activities", "workflows", "worker", "cli"]
+          "workspace", "reports", "analysis", "llm", "server", "run_request", "run_settings", "project_config",
+          "activities", "workflows", "worker", "cli"]
 
-# Upward imports another change removes: the framework logic of runner/js_project.py moving into
-# the parsers' framework modules. Each entry must still exist (remove it when it is gone).
-PENDING = {
-    ("greenloop.parsers.detect", "greenloop.runner.js_project"),
-    ("greenloop.parsers.language", "greenloop.runner.js_project"),
-}
+# A circle that came with the framework plugins (parsers/plugin.py): the registry imports every
+# framework module (lazily), two of them import npm_scripts, which reads the registry and the
+# plugin members. Listed so it stays visible; it must still exist (remove it when it is gone).
+KNOWN_CYCLES = [
+    ["greenloop.parsers.node_tap", "greenloop.parsers.npm_scripts", "greenloop.parsers.plugin",
+     "greenloop.parsers.registry", "greenloop.parsers.vitest"],
+]
 
 
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -158,18 +162,18 @@ def test_every_package_folder_is_installed_and_checked():
 
 
 def test_no_import_points_upward():
-    wrong = sorted(upward() - PENDING)
+    wrong = sorted(upward())
     assert not wrong, "imports against the layer order (LAYERS, bottom to top):\n" + "\n".join(
         f"  {a} ({layer(a)}) imports {b} ({layer(b)})" for a, b in wrong)
 
 
-def test_pending_upward_imports_still_exist():
-    gone = sorted(PENDING - upward())
-    assert not gone, f"no longer imported: remove from PENDING: {gone}"
+def test_known_cycles_still_exist():
+    gone = [group for group in KNOWN_CYCLES if group not in cycles()]
+    assert not gone, f"no longer a circle: remove from KNOWN_CYCLES: {gone}"
 
 
 def test_no_import_cycle_between_modules():
-    found = cycles()
+    found = [group for group in cycles() if group not in KNOWN_CYCLES]
     assert not found, "modules that import each other in a circle:\n" + "\n".join(
         "  " + ", ".join(group) + "\n    edges: " + "; ".join(
             f"{a} -> {b}" for a in group for b in sorted(EDGES[a]) if b in group) for group in found)

@@ -24,8 +24,8 @@ with workflow.unsafe.imports_passed_through():
     from ..analysis.note import AnalysisNote
     from ..domain.llm import LLMSettings, Usage
     from ..domain.workspace import Workspace
+    from ..run_request import FixRequest
     from .host import host_activity
-    from .models import FixRequest
     from .options import llm_options, quick_options
 
 

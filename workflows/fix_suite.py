@@ -50,7 +50,6 @@ with workflow.unsafe.imports_passed_through():
     from ..activities.analysis import SuiteAnalysisInput
     from ..activities.edits import RollbackInput
     from ..activities.environment import SetupInput
-    from ..activities.request import ProjectRequest
     from ..activities.testing import PlanInput, SuiteInput
     from ..activities.workspace import (
         AcceptedChange,
@@ -70,12 +69,14 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.states import FixState, RunOutcome
     from ..domain.workspace import Workspace
     from ..reports.record import FixOneTestResult, FixStatusView, RunSummary
+    from ..run_request import ProjectRequest
+    from ..run_request import FixRequest
     from ..runner.runs import SuiteRun
     from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from .fix_one_test import FixOneTestWorkflow
     from .host import HostLost, host_activity
     from .merge_queue import MergeQueue
-    from .models import Continued, FixOneTestInput, FixRequest, SuiteProgress
+    from .models import Continued, FixOneTestInput, SuiteProgress
     from .options import quick_options, setup_options, test_run_options
     from .outcome import details as outcome_details
     from .outcome import suite_outcome

@@ -19,7 +19,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 
 with workflow.unsafe.imports_passed_through():
     from ..domain.workspace import Workspace
-    from .models import FixRequest
+    from ..run_request import FixRequest
     from .options import on_host
 
 HOST_LOST = "host_lost"

@@ -39,9 +39,10 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.candidates import Candidate
     from ..domain.states import FixState, Verdict
     from ..reports.record import FixOneTestResult
+    from ..run_request import FixRequest
     from .fix_one_test import FixOneTestWorkflow
     from .host import host_activity
-    from .models import FixRequest, SuiteProgress
+    from .models import SuiteProgress
     from .options import quick_options, test_run_options
     from .validation_queue import (
         GATHER_S,
