@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .domain.errors import ErrorKind, GreenloopError
+from .run_request import FixRequest
 from .run_settings import IN_FILE, Setting, merged, request_data, request_values
-from .workflows.models import FixRequest
 
 FILE = "greenloop.toml"
 

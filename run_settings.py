@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.fields import FieldInfo
 
-from .workflows.models import FixRequest
+from .run_request import FixRequest
 
 
 class Setting(BaseModel):

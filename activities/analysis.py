@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
@@ -18,28 +19,72 @@ from .testing import load_report, load_statuses
 from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
 from ..analysis.localize import FailingTest, Localizer, Spectrum
+from ..analysis.note import AnalysisNote
 from ..analysis.patterns import classify, innermost_first
+from ..domain.attempts import AttemptRecord
 from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings
+from ..domain.workspace import Workspace
 from ..llm import prompts
 from ..llm.agent import run_agent
 from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport, TestResult
+from ..runner.runs import SuiteRun
 from ..runner.select import selected
-from ..workflows.models import (
-    AnalysisNote,
-    AnalysisStart,
-    AnalyzeInput,
-    FinishAnalysisInput,
-    GroupNote,
-    SuiteAnalysis,
-    SuiteAnalysisInput,
-)
 from ..workspace.events import log_event
 
 # Failing tests whose suspects are compared with a test's own (agreement).
 MAX_AGREEING = 200
+
+
+class SuiteAnalysisInput(BaseModel):
+    workspace: Workspace
+    run: SuiteRun  # the failures to fix come from this run's statuses
+    select: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    # The suite run again: a failure that passes there is flaky (reported, not fixed).
+    recheck: SuiteRun | None = None
+
+
+class GroupNote(BaseModel):
+    root_test: str
+    tests: list[str]
+    reason: str
+    kind: str
+
+
+class SuiteAnalysis(BaseModel):
+    order: list[str]  # the failures to fix, in the order to fix them: group roots first
+    flaky: list[str] = Field(default_factory=list)  # failed, then passed when the suite ran again
+    groups: list[GroupNote]
+    root_cause: str
+
+
+class AnalyzeInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    test_id: str
+    failure_run: SuiteRun
+    attempts: list[AttemptRecord]
+    llm: LLMSettings
+
+
+class AnalysisStart(BaseModel):
+    """The pattern analysis of a failure (no LLM) and, unless the run is analysis
+    only, the analyzer's conversation begun on the host (``ref``: its file there)."""
+
+    note: AnalysisNote
+    ref: str | None = None
+
+
+class FinishAnalysisInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    note: AnalysisNote  # the pattern analysis, which the conversation's findings complete
+    ref: str
+    stop: str
 
 
 @activity.defn

@@ -20,24 +20,79 @@ import asyncio
 import shutil
 from pathlib import Path
 
+from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
 from .errors import typed_errors
 from .host import on_host
-from .testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import SingleInput, SuiteInput, _heartbeat, _out_dir, execute_suite, load_report, load_statuses
 from .testing import run_single_test as run_alone
+from ..domain.candidates import Candidate
 from ..domain.errors import GreenloopError
+from ..domain.workspace import Workspace
 from ..parsers.models import Status
 from ..runner import impact as impact_map
 from ..runner.execute import run_tests
 from ..runner.impact import ImpactMap
+from ..runner.plan import SuitePlan
+from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import selection_command
-from ..workflows.models import SingleInput, SingleRun, SuiteInput, SuiteRun, Workspace
-from ..workflows.validation_queue import AcceptInput, CheckInput, CheckResult
+from ..sandbox.models import SandboxSettings
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+
+
+class CheckInput(BaseModel):
+    """One content to check: the accepted state (the run workspace's files) plus ``candidates``."""
+
+    workspace: Workspace  # the run's workspace: the accepted state
+    plan: SuitePlan
+    baseline: SuiteRun  # what passed on the accepted state
+    failure_run: SuiteRun  # where the candidates' tests come from (their files, for selectors)
+    candidates: list[Candidate]
+    sandbox: SandboxSettings
+    label: str  # names the scratch worktree and the artifacts: "batch-<n>-<k>"
+    singles: bool = True  # check the candidates' own tests first (one runner invocation)
+    # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
+    rolled_back: list[str] = Field(default_factory=list)
+    impact: str | None = None  # the run's test-impact map (``ImpactResult.path``), when there is one
+
+
+class CheckResult(BaseModel):
+    """How one content did. ``ok``: every candidate's test passes and nothing that
+    passed on the accepted state fails (a failure that passes on a re-run of the
+    same content is flaky, not a regression)."""
+
+    label: str
+    ok: bool
+    # A candidate's test that fails (alone, or in the full suite) -> why: its own fix does not work.
+    still_failing: dict[str, str] = Field(default_factory=dict)
+    regressions: list[str] = Field(default_factory=list)  # passed on the accepted state, fail here (the first 20)
+    regression_count: int = 0
+    broken: str | None = None  # the content breaks the build, or the suite cannot be read
+    flaky: list[str] = Field(default_factory=list)  # failed, then passed on the re-run of the same content
+    suite: SuiteRun | None = None  # the clean full-suite run (the next baseline when accepted)
+    suite_runs: int = 0
+    single_runs: int = 0
+    # Test impact: candidates whose files none of the regressing tests ran (judged first on a failure).
+    innocent: list[str] = Field(default_factory=list)
+    impacted: int = 0  # tests the quick check ran because the candidates' files are theirs
+
+    def why(self) -> str:
+        """The regression, as a failed attempt's reason (what the next attempt is told)."""
+        if self.broken:
+            return self.broken
+        shown = ", ".join(self.regressions[:5])
+        more = f" and {self.regression_count - 5} more" if self.regression_count > 5 else ""
+        return f"{self.regression_count} test(s) that passed now fail: {shown}{more}"
+
+
+class AcceptInput(BaseModel):
+    workspace: Workspace
+    candidates: list[Candidate]
+
 
 PASSING = (Status.PASSED, Status.XPASSED)
 

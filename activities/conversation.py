@@ -26,26 +26,57 @@ from temporalio import activity
 
 from .. import telemetry
 from .errors import typed_errors
-from .fixing import proposal_from
+from .fixing import FixInput, FixProposal, proposal_from
 from .host import on_host, require_file
 from .llm_errors import provider_errors
 from .testing import load_report
 from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings, Usage
+from ..domain.workspace import Workspace
 from ..llm import prompts
 from ..llm.agent import model_turn, run_tools
 from ..llm.client import make_client
 from ..llm.tools import Overlay
-from ..workflows.models import (
-    ConversationStart,
-    FinishFixInput,
-    FixInput,
-    FixProposal,
-    ModelTurnResult,
-    ToolsInput,
-    TurnInput,
-)
 from ..workspace.backups import atomic_write, slug
 from ..workspace.events import log_event
+
+
+class ConversationStart(BaseModel):
+    """A fixer conversation begun on the host (``ref``: its file there, with the
+    messages and tool results, which never travel), or a proposal without one."""
+
+    ref: str | None = None
+    proposal: FixProposal | None = None
+
+
+class TurnInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+    llm: LLMSettings
+
+
+class ModelTurnResult(BaseModel):
+    """One model call of a conversation, as the workflow sees it: what it cost,
+    why it stopped, the tools it asks for (names; their inputs stay on the host)."""
+
+    usage: Usage
+    stop: str
+    tool_calls: list[str] = Field(default_factory=list)
+    replayed: bool = False  # made earlier by a worker that died before reporting it: not asked again
+
+
+class ToolsInput(BaseModel):
+    workspace: Workspace
+    ref: str
+    turn: int
+
+
+class FinishFixInput(BaseModel):
+    fix: FixInput
+    ref: str
+    stop: str
+
 
 # The trace span of each role's conversation.
 SPANS = {"fixer": "greenloop.fix", "analyzer": "greenloop.analysis"}

@@ -5,14 +5,38 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from pydantic import BaseModel
 from temporalio import activity
 
 from .errors import typed_errors
 from .host import on_host, require_file
-from ..workflows.models import AppliedEdits, ApplyInput, RollbackInput
+from ..domain.edits import EditSet
+from ..domain.workspace import Workspace
 from ..workspace import worktree
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+
+
+class ApplyInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    attempt: int
+    edit_set: EditSet
+
+
+class AppliedEdits(BaseModel):
+    files: list[str]
+    diff: str
+
+
+class RollbackInput(BaseModel):
+    workspace: Workspace
+    test_id: str
+    attempt: int
+    # A fix merged from a worktree (concurrency > 1) is taken back out with this patch, not from backups.
+    patch: str | None = None
+    # Asked for by a person after the fix was accepted: refused when later fixes changed its files.
+    by_hand: bool = False
 
 
 def _store(ws) -> BackupStore:

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel
 from temporalio import activity
 
-from .errors import typed_errors
 from .. import project_config
+from .errors import typed_errors
+from ..domain.workspace import Workspace
 from ..projectenv.models import ProjectEnvironment
 from ..projectenv.setup import set_up
-from ..workflows.models import SetupInput
+from ..run_request import ProjectRequest
+from ..runner.plan import SuitePlan
 from ..workspace.events import log_event
+
+
+class SetupInput(BaseModel):
+    workspace: Workspace
+    plan: SuitePlan
+    request: ProjectRequest
 
 
 @activity.defn

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
@@ -19,15 +20,41 @@ from .heartbeat import heartbeating
 from .host import on_host
 from .llm_errors import provider_errors
 from .testing import load_report
+from ..analysis.note import AnalysisNote
+from ..domain.attempts import AttemptRecord
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.llm import LLMSettings, Usage
+from ..domain.workspace import Workspace
 from ..llm import prompts
 from ..llm.agent import run_agent
 from ..llm.client import make_client
 from ..llm.tools import Overlay
-from ..workflows.models import FixInput, FixProposal
+from ..runner.plan import SuitePlan
+from ..runner.runs import SuiteRun
 from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
+
+
+class FixProposal(BaseModel):
+    """What the fixer activity returns: edits, or why there are none."""
+
+    edit_set: EditSet | None = None
+    failure_reason: str | None = None  # malformed answer, rejected edit, no edit...
+    escalate: bool = False  # the policy says a person must look (fake-fix policy "escalate")
+    usage: Usage = Field(default_factory=Usage)
+
+
+class FixInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    plan: SuitePlan
+    test_id: str
+    attempt: int
+    failure_run: SuiteRun
+    analysis: AnalysisNote
+    attempts: list[AttemptRecord]
+    llm: LLMSettings
 
 
 def _diff(root: Path, overlay: Overlay) -> str:

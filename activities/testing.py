@@ -12,29 +12,51 @@ import asyncio
 import json
 from pathlib import Path
 
+from pydantic import BaseModel
 from temporalio import activity
 
 from .. import project_config, telemetry
 from .errors import typed_errors
 from .host import on_host, require_file
-from ..domain.errors import ErrorKind, GreenloopError
-from ..parsers.models import Status, TestReport
 from ..analysis.localize import Spectrum
+from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.workspace import Workspace
+from ..parsers.models import Status, TestReport
+from ..run_request import ProjectRequest
 from ..runner import impact
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, fill_single_test
 from ..runner.plan import plan_tests as make_plan
 from ..runner.readable import unreadable_reason
+from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import single_test_command
-from ..workflows.models import (
-    PlanInput,
-    SingleInput,
-    SingleRun,
-    SuiteInput,
-    SuiteRun,
-    Workspace,
-)
+from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
+
+
+class PlanInput(BaseModel):
+    workspace: Workspace
+    request: ProjectRequest
+
+
+class SuiteInput(BaseModel):
+    workspace: Workspace
+    plan: SuitePlan
+    label: str  # names the artifacts: "initial", "flaky-check", "validate-<test>-<n>", "final"
+    sandbox: SandboxSettings
+    compare_to: SuiteRun | None = None
+    focus: str | None = None  # a test whose own status the result should carry
+    # Record which tests run which files (per-test coverage, where the framework gives it: runner/impact.py).
+    impact: bool = False
+
+
+class SingleInput(BaseModel):
+    workspace: Workspace
+    plan: SuitePlan
+    test_id: str
+    failure_run: SuiteRun
+    sandbox: SandboxSettings
+    label: str
 
 
 def _heartbeat(message: str) -> None:
@@ -47,8 +69,6 @@ def _out_dir(ws: Workspace, label: str) -> Path:
     while (base / f"{label}-{n}").exists():
         n += 1  # a retried activity keeps the earlier attempt's artifacts
     return base / f"{label}-{n}"
-
-
 
 
 # A suite that could not even run: a result that says why (the run's outcome, or a failed attempt), not an error.

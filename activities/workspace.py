@@ -10,46 +10,122 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .environment import build_environment
+from .environment import SetupInput, build_environment
 from .errors import typed_errors
 from .heartbeat import heartbeating
 from .host import host_id, my_host_queue, on_host
-from .testing import execute_suite, load_statuses
+from .testing import SuiteInput, execute_suite, load_statuses
+from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.workspace import Workspace
+from ..git_command import git
 from ..parsers.models import Status, Totals
+from ..reports.html import render_html
+from ..reports.junit import write_junit
+from ..reports.markdown import render_markdown
+from ..reports.record import FixOneTestResult, RunSummary
+from ..reports.summary_file import summary_document
+from ..reports.timeline import read_events, timelines, validations
+from ..run_request import ProjectRequest
+from ..runner.plan import SuitePlan
+from ..runner.runs import SuiteRun
 from ..settings import settings
-from ..workflows.models import (
-    FinalizeInput,
-    FixOneTestResult,
-    FixRequest,
-    MergeInput,
-    MergeResult,
-    PrepareInput,
-    RebuildInput,
-    Rebuilt,
-    RecordInput,
-    RemoveWorktreeInput,
-    RunSummary,
-    SetupInput,
-    SuiteInput,
-    SuiteRun,
-    Workspace,
-    Worktree,
-    WorktreeInput,
-)
 from ..workspace import prepare as prep
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
 from ..workspace.events import log_event
-from ..workspace.junit_export import write_junit
 from ..workspace.publish import open_pull_request, push_branch
-from ..workspace.report import render_markdown
-from ..workspace.report_html import render_html
-from ..workspace.summary_file import summary_document
-from ..workspace.timeline import read_events, timelines, validations
+
+
+class PrepareInput(BaseModel):
+    run_id: str
+    request: ProjectRequest
+
+
+class RecordInput(BaseModel):
+    workspace: Workspace
+    result: FixOneTestResult
+
+
+class FinalizeInput(BaseModel):
+    run_id: str
+    workspace: Workspace
+    summary: RunSummary
+    # The last full run: the tests still failing are read from it (None: the suite never ran).
+    final: SuiteRun | None
+    initial: SuiteRun | None = None  # the first full run (the "before" of the JUnit export)
+    push: str | None = None  # FixRequest.push
+    pull_request: bool = False  # FixRequest.pull_request
+
+
+class WorktreeInput(BaseModel):
+    workspace: Workspace  # the run's workspace
+    test_id: str
+
+
+class Worktree(BaseModel):
+    """A test's own copy of the run workspace (concurrency > 1): a git worktree
+    started from the run workspace's files when the test started."""
+
+    test_id: str
+    workspace: Workspace  # what the test's child workflow edits and validates
+    start: str  # the starting-point commit (the run workspace's files then)
+
+
+class MergeInput(BaseModel):
+    workspace: Workspace  # the run's workspace, which the fix is merged into
+    worktree: Worktree
+    files: list[str]  # the files the accepted attempt changed
+    baseline: SuiteRun  # the statuses validations compare with now
+    suite_after: SuiteRun | None = None  # the worktree's suite after the fix
+
+
+class MergeResult(BaseModel):
+    merged: bool
+    reason: str = ""  # why not
+    files: list[str] = Field(default_factory=list)
+    patch: str | None = None  # the patch the merge applied, kept in the run directory
+    patch_text: str | None = None  # its text: the history holds it, so a rebuild can apply it again
+    # What validations compare with from now on: a test passes if it passed before or after the fix.
+    baseline: SuiteRun | None = None
+
+
+class RemoveWorktreeInput(BaseModel):
+    workspace: Workspace
+    worktree: Worktree
+
+
+class AcceptedChange(BaseModel):
+    """One accepted fix as the history holds it, in the order it entered the run
+    workspace: the edit set applied in place, or the patch a merge applied."""
+
+    test_id: str
+    attempt: int
+    edit_set: EditSet | None = None
+    patch_text: str | None = None
+
+
+class RebuildInput(BaseModel):
+    run_id: str
+    request: ProjectRequest
+    lost: Workspace  # the workspace on the lost worker
+    plan: SuitePlan
+    accepted: list[AcceptedChange]
+    reason: str  # why the host counts as lost
+
+
+class Rebuilt(BaseModel):
+    """A workspace rebuilt on another worker from the history, and the suite run
+    there that stands in for the lost reports (failures' details and the baseline)."""
+
+    workspace: Workspace
+    run: SuiteRun
+    merged: dict[str, str] = Field(default_factory=dict)  # test -> its merge patch, written again
+    plan: SuitePlan | None = None  # the plan with this worker's project environment (None: unchanged)
 
 
 def runs_root() -> Path:
@@ -71,14 +147,14 @@ async def prepare_workspace(inp: PrepareInput) -> Workspace:
     reachable(inp.request.repo)
     async with heartbeating("copying the repository"):
         branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
-        tree = await asyncio.to_thread(prep.git, path, "rev-parse", f"{base}^{{tree}}")
+        tree = await asyncio.to_thread(git, path, "rev-parse", f"{base}^{{tree}}")
     log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base,
               host=host_id())
     return Workspace(path=str(path), run_dir=str(run_dir), repo=inp.request.repo, branch=branch,
                      base_commit=base, host_queue=my_host_queue(), base_tree=tree, ref=inp.request.ref)
 
 
-def _run_dir(run_id: str, request: FixRequest) -> Path:
+def _run_dir(run_id: str, request: ProjectRequest) -> Path:
     return Path(request.run_dir) if request.run_dir else runs_root() / safe_name(run_id)
 
 
@@ -281,12 +357,12 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
         shutil.rmtree(run_dir / stale, ignore_errors=True)
     path = run_dir / "workspace"
     branch, base = prep.prepare(lost.repo, lost.ref, inp.run_id, path)
-    tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
-    if lost.base_tree and tree != lost.base_tree and lost.base_commit and prep.is_git_url(lost.repo) and prep.git(
+    tree = git(path, "rev-parse", f"{base}^{{tree}}")
+    if lost.base_tree and tree != lost.base_tree and lost.base_commit and prep.is_git_url(lost.repo) and git(
             path, "rev-parse", "--verify", "-q", f"{lost.base_commit}^{{commit}}", check=False):
-        prep.git(path, "checkout", "--quiet", "-B", branch, lost.base_commit)  # the ref moved on: go back to the start
+        git(path, "checkout", "--quiet", "-B", branch, lost.base_commit)  # the ref moved on: go back to the start
         base = lost.base_commit
-        tree = prep.git(path, "rev-parse", f"{base}^{{tree}}")
+        tree = git(path, "rev-parse", f"{base}^{{tree}}")
     if lost.base_tree and tree != lost.base_tree:
         raise GreenloopError(
             f"the repository {lost.repo} changed since the run started (its files are not the run's starting "

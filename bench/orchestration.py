@@ -71,18 +71,20 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 
+from greenloop.activities.batch import CheckResult  # noqa: E402
 from greenloop.domain.llm import LLMSettings  # noqa: E402
 from greenloop.llm.scenario import Scenario  # noqa: E402
 from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
+from greenloop.reports.record import RunSummary
+from greenloop.run_request import FixRequest  # noqa: E402
 from greenloop.runner.plan import with_reports  # noqa: E402
+from greenloop.runner.runs import SingleRun, SuiteRun
 from greenloop.sandbox.models import SandboxSettings  # noqa: E402
+from greenloop.server import search_attributes as search  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402
 from greenloop.server.history import run_chain  # noqa: E402
 from greenloop.worker import build_worker  # noqa: E402
-from greenloop.workflows import search  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
-from greenloop.workflows.models import FixRequest, RunSummary, SingleRun, SuiteRun  # noqa: E402
-from greenloop.workflows.validation_queue import CheckResult  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite", "check_batch"}
 LLM_ACTIVITIES = {"analyze_failure", "propose_fix", "fixer_turn", "analyzer_turn"}

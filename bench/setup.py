@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from greenloop.projectenv import cache  # noqa: E402
 from greenloop.projectenv.setup import set_up  # noqa: E402
-from greenloop.workflows.models import SandboxSettings  # noqa: E402
+from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write  # noqa: E402
 
 

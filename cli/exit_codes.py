@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..workflows.models import SUITE_NOT_READ, RunOutcome, RunSummary
+from ..domain.states import SUITE_NOT_READ, RunOutcome
+from ..reports.record import RunSummary
 
 
 class ExitCode(IntEnum):

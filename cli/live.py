@@ -16,9 +16,12 @@ from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from ..domain.llm import Usage
+from ..domain.states import FixState
+from ..reports.record import FixStatusView, RunSummary
+from ..run_request import FixRequest
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
-from ..workflows.models import FixRequest, FixState, FixStatusView, RunSummary, Usage
 
 STATE_STYLE = {"FIXED": "green", "SKIPPED": "yellow", "ESCALATED": "bold yellow", "ABORTED": "red",
                "PENDING": "dim", "ANALYZING": "cyan", "FIXING": "cyan", "VALIDATING": "cyan"}

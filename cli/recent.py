@@ -16,8 +16,8 @@ from temporalio.service import RPCError
 from .output import console, finish
 from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 from ..domain.errors import ErrorKind, GreenloopError
-from ..workflows import search
-from ..workflows.models import RunSummary
+from ..reports.record import RunSummary
+from ..server import search_attributes as search
 
 
 async def _fixed(client: Client, w: WorkflowExecution) -> int | None:

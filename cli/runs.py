@@ -28,23 +28,17 @@ from .exit_codes import ExitCode, for_summary
 from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from .run_options import with_run_options
 from .. import project_config, run_settings, sandbox
+from ..domain.answers import Answer, AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.states import FixState, RunOutcome
+from ..reports.record import FixStatusView, RunSummary, headline
+from ..run_request import FixRequest
 from ..runner.select import selected
 from ..server import dev
 from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
-from ..workflows.models import (
-    Answer,
-    AnswerChoice,
-    FixRequest,
-    FixState,
-    FixStatusView,
-    RunOutcome,
-    RunSummary,
-)
-from ..workflows.outcome import headline
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ..workspace.summary_file import json_schema
+from ..reports.summary_file import json_schema
 
 app = typer.Typer(help="JSON Schemas of Greenloop's machine-readable files.", no_args_is_help=True)
 

@@ -8,7 +8,8 @@ the instruction to take a different approach.
 
 from __future__ import annotations
 
-from ..workflows.models import AnalysisNote, AttemptRecord
+from ..analysis.note import AnalysisNote
+from ..domain.attempts import AttemptRecord
 
 ANALYZER_SYSTEM = """You are Greenloop's analyzer. A test in this repository fails. Find the ROOT CAUSE, \
 not the symptom: read the failing test and the code it exercises with the text editor tool's view command \

@@ -32,8 +32,8 @@ from ..domain.errors import ErrorKind, GreenloopError
 from .command import command_words, unquote
 from .invocation import Invocation, bin_name
 from .locate import Location, SourceIndex
+from .merge import add
 from .models import Status, TestReport, TestResult
-from .normalize import add
 from .run_output import RunOutput, strip_ansi
 from .source.go import GoSources, GoTestFlags
 

@@ -15,7 +15,7 @@ from .command import option_values, plain_words
 from .json_report import first_json_object, read_json_file
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
-from .normalize import add
+from .merge import add
 from .run_output import MAX_REPORT_BYTES, RunOutput
 from .source.js import import_line
 from .source.js_tests import JSTestIndex, SourceTest, iter_listable

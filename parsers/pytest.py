@@ -43,8 +43,8 @@ from .invocation import Invocation, bin_name
 from .json_report import read_json_file
 from .junit_xml import JUnitReader
 from .locate import Location, SourceIndex
+from .merge import RANK, add
 from .models import Status, TestReport, TestResult
-from .normalize import RANK, add
 from .run_output import RunOutput
 from .source.python import dotted_name, module_tree
 

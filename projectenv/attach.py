@@ -13,7 +13,7 @@ from pathlib import Path
 from .models import ProjectEnvironment
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount
-from ..workspace.prepare import git
+from ..git_command import git
 
 
 def _exclude(workspace: Path, name: str) -> None:

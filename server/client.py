@@ -53,7 +53,7 @@ async def ensure_search_attributes(client: Client) -> None:
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
-    from ..workflows import search
+    from . import search_attributes as search
 
     existing = await client.operator_service.list_search_attributes(
         ListSearchAttributesRequest(namespace=client.namespace))

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
 from ..settings import settings
-from ..workflows import search
+from . import search_attributes as search
 
 DEFAULT_PORT = 7233
 DEFAULT_UI_PORT = 8233
-# The dev server's --search-attribute Name=Type, from the one list in workflows/search.py.
+# The dev server's --search-attribute Name=Type, from the one list in server/search_attributes.py.
 SEARCH_ATTRIBUTES = {key.name: key.indexed_value_type.name.title() for key in search.ALL}
 
 

@@ -34,7 +34,7 @@ async def temporal_env():
     from temporalio.testing import WorkflowEnvironment
 
     from greenloop.server.dev import temporal_binary
-    from greenloop.workflows.search import ALL
+    from greenloop.server.search_attributes import ALL
 
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,

@@ -21,9 +21,9 @@ from greenloop.cli.project import render
 from greenloop.cli.run_options import with_run_options
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.run_request import FixRequest
 from greenloop.run_settings import BY_NAME, IN_FILE, OPTIONS, SETTINGS, Setting, request_field, request_values
 from greenloop.runner.plan import SuitePlan
-from greenloop.workflows.models import FixRequest
 from tests.conftest import REPO
 
 BOTH = [s for s in SETTINGS if s.option and s.toml]

@@ -14,7 +14,7 @@ import json
 
 from pydantic import ValidationError
 
-from .models import Answer
+from ..domain.answers import Answer
 
 # What a person types in the Web UI to answer an escalated test (JSON values).
 ANSWER_EXAMPLES = '"retry", {"choice":"retry","attempts":2}, "skip" or "abort"'

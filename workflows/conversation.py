@@ -18,23 +18,14 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from ..activities import analysis as analysis_acts
     from ..activities import conversation as conv_acts
+    from ..activities.analysis import AnalysisStart, AnalyzeInput, FinishAnalysisInput
+    from ..activities.conversation import FinishFixInput, ModelTurnResult, ToolsInput, TurnInput
+    from ..activities.fixing import FixInput, FixProposal
+    from ..analysis.note import AnalysisNote
+    from ..domain.llm import LLMSettings, Usage
+    from ..domain.workspace import Workspace
+    from ..run_request import FixRequest
     from .host import host_activity
-    from .models import (
-        AnalysisNote,
-        AnalysisStart,
-        AnalyzeInput,
-        FinishAnalysisInput,
-        FinishFixInput,
-        FixInput,
-        FixProposal,
-        FixRequest,
-        LLMSettings,
-        ModelTurnResult,
-        ToolsInput,
-        TurnInput,
-        Usage,
-        Workspace,
-    )
     from .options import llm_options, quick_options
 
 

@@ -25,34 +25,26 @@ with workflow.unsafe.imports_passed_through():
     from ..activities import edits as edit_acts
     from ..activities import fixing as fixing_acts
     from ..activities import testing as testing_acts
+    from ..activities.analysis import AnalyzeInput
+    from ..activities.edits import ApplyInput, RollbackInput
+    from ..activities.fixing import FixInput, FixProposal
+    from ..activities.testing import SingleInput, SuiteInput
+    from ..analysis.note import AnalysisNote
+    from ..domain.answers import Answer, AnswerChoice
+    from ..domain.attempts import AttemptRecord
+    from ..domain.candidates import Candidate
+    from ..domain.edits import EditSet
+    from ..domain.llm import LLMSettings, Usage
+    from ..domain.states import FixState, Verdict
+    from ..reports.record import FixOneTestResult, FixStatusView
+    from ..runner.runs import SuiteRun
     from .control import ANSWER_HINT, parse_answer, shown
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
-    from .models import (
-        AnalysisNote,
-        AnalyzeInput,
-        Answer,
-        AnswerChoice,
-        ApplyInput,
-        AttemptRecord,
-        EditSet,
-        FixInput,
-        FixOneTestInput,
-        FixOneTestResult,
-        FixProposal,
-        FixState,
-        FixStatusView,
-        LLMSettings,
-        RollbackInput,
-        SingleInput,
-        SuiteInput,
-        SuiteRun,
-        Usage,
-        Verdict,
-    )
+    from .models import FixOneTestInput
     from .options import llm_options, quick_options, test_run_options
     from .search import upsert_state
-    from .validation_queue import CANDIDATE_SIGNAL, Candidate, QueueVerdict
+    from .validation_queue import CANDIDATE_SIGNAL, QueueVerdict
 
 
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time

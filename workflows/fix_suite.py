@@ -47,45 +47,41 @@ with workflow.unsafe.imports_passed_through():
     from ..activities import environment as environment_acts
     from ..activities import testing as testing_acts
     from ..activities import workspace as workspace_acts
-    from ..domain.errors import ErrorKind
-    from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
-    from .fix_one_test import FixOneTestWorkflow
-    from .host import HostLost, host_activity
-    from .merge_queue import MergeQueue
-    from .models import (
+    from ..activities.analysis import SuiteAnalysisInput
+    from ..activities.edits import RollbackInput
+    from ..activities.environment import SetupInput
+    from ..activities.testing import PlanInput, SuiteInput
+    from ..activities.workspace import (
         AcceptedChange,
-        Continued,
         FinalizeInput,
-        FixOneTestInput,
-        FixOneTestResult,
-        FixRequest,
-        FixState,
-        FixStatusView,
         MergeInput,
-        PlanInput,
         PrepareInput,
         RebuildInput,
         Rebuilt,
         RecordInput,
         RemoveWorktreeInput,
-        RollbackInput,
-        RunOutcome,
-        RunSummary,
-        SetupInput,
-        SuiteAnalysisInput,
-        SuiteInput,
-        SuiteProgress,
-        SuiteRun,
-        Usage,
-        Workspace,
         Worktree,
         WorktreeInput,
     )
+    from ..domain.candidates import Candidate
+    from ..domain.errors import ErrorKind
+    from ..domain.llm import Usage
+    from ..domain.states import FixState, RunOutcome
+    from ..domain.workspace import Workspace
+    from ..reports.record import FixOneTestResult, FixStatusView, RunSummary
+    from ..run_request import ProjectRequest
+    from ..run_request import FixRequest
+    from ..runner.runs import SuiteRun
+    from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
+    from .fix_one_test import FixOneTestWorkflow
+    from .host import HostLost, host_activity
+    from .merge_queue import MergeQueue
+    from .models import Continued, FixOneTestInput, SuiteProgress
     from .options import quick_options, setup_options, test_run_options
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
     from .search import upsert_run
-    from .validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE, Candidate
+    from .validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).
@@ -304,10 +300,10 @@ class FixSuiteWorkflow(MergeQueue):
         upsert_run(request.repo, "PREPARING", 0)
         self._set_phase("preparing the workspace")
         ws = await workflow.execute_activity(
-            workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=request),
+            workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=ProjectRequest.of(request)),
             **setup_options(request.heartbeat_timeout_s))
         plan = await host_activity(
-            testing_acts.plan_tests, PlanInput(workspace=ws, request=request), ws, request,
+            testing_acts.plan_tests, PlanInput(workspace=ws, request=ProjectRequest.of(request)), ws, request,
             quick_options(request.heartbeat_timeout_s))
         summary.framework = plan.framework
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
@@ -315,8 +311,9 @@ class FixSuiteWorkflow(MergeQueue):
         self._set_phase("setting up the environment")
         try:
             environment = await host_activity(
-                environment_acts.set_up_environment, SetupInput(workspace=ws, plan=plan, request=request), ws,
-                request, test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
+                environment_acts.set_up_environment,
+                SetupInput(workspace=ws, plan=plan, request=ProjectRequest.of(request)), ws, request,
+                test_run_options(request.sandbox.setup_timeout_s, request.heartbeat_timeout_s))
         except ActivityError as err:
             if not (isinstance(err.cause, ApplicationError) and err.cause.type == ErrorKind.SETUP_FAILED.value):
                 raise
@@ -723,8 +720,8 @@ class FixSuiteWorkflow(MergeQueue):
         self._set_phase(f"rebuilding the workspace on another worker: {lost.reason}")
         rebuilt: Rebuilt = await workflow.execute_activity(
             workspace_acts.rebuild_workspace,
-            RebuildInput(run_id=workflow.info().workflow_id, request=request, lost=progress.workspace,
-                         plan=progress.plan, accepted=progress.accepted, reason=lost.reason),
+            RebuildInput(run_id=workflow.info().workflow_id, request=ProjectRequest.of(request),
+                         lost=progress.workspace, plan=progress.plan, accepted=progress.accepted, reason=lost.reason),
             **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
         progress.workspace, progress.initial = rebuilt.workspace, rebuilt.run
         progress.plan = rebuilt.plan or progress.plan

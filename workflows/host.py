@@ -18,7 +18,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
 
 with workflow.unsafe.imports_passed_through():
-    from .models import FixRequest, Workspace
+    from ..domain.workspace import Workspace
+    from ..run_request import FixRequest
     from .options import on_host
 
 HOST_LOST = "host_lost"

@@ -34,23 +34,18 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from ..activities import batch as batch_acts
+    from ..activities.batch import AcceptInput, CheckInput, CheckResult
+    from ..activities.workspace import AcceptedChange
+    from ..domain.candidates import Candidate
+    from ..domain.states import FixState, Verdict
+    from ..reports.record import FixOneTestResult
+    from ..run_request import FixRequest
     from .fix_one_test import FixOneTestWorkflow
     from .host import host_activity
-    from .models import (
-        AcceptedChange,
-        FixOneTestResult,
-        FixRequest,
-        FixState,
-        SuiteProgress,
-        Verdict,
-    )
+    from .models import SuiteProgress
     from .options import quick_options, test_run_options
     from .validation_queue import (
         GATHER_S,
-        AcceptInput,
-        Candidate,
-        CheckInput,
-        CheckResult,
         QueueVerdict,
         content_key,
         first_size,

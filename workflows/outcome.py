@@ -2,12 +2,16 @@
 
 A run is ``completed`` only when its last suite run was read; a suite that
 timed out or could not be read (``SuiteRun.unreadable``) names the outcome
-and the reason instead. Pure functions: the workflow calls them.
+and the reason instead. Pure functions: the workflow calls them. The one-line
+``headline`` is in ``reports/record.py``, beside the summary it reads, so the
+reports and the CLI say it the same way.
 """
 
 from __future__ import annotations
 
-from .models import RunOutcome, RunSummary, SuiteRun
+from ..domain.states import RunOutcome
+from ..reports.record import RunSummary, headline
+from ..runner.runs import SuiteRun
 
 
 def suite_outcome(run: SuiteRun) -> tuple[RunOutcome, str] | None:
@@ -17,13 +21,6 @@ def suite_outcome(run: SuiteRun) -> tuple[RunOutcome, str] | None:
     if run.unreadable:
         return RunOutcome.SUITE_UNREADABLE, run.unreadable
     return None
-
-
-def headline(summary: RunSummary) -> str:
-    """One line: the outcome and what became of the tests."""
-    return (f"{summary.state.value}: fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, "
-            f"escalated {len(summary.escalated)}, flaky {len(summary.flaky)}, "
-            f"still failing {len(summary.still_failing)}")
 
 
 def details(summary: RunSummary) -> str:

@@ -1,20 +1,11 @@
-"""Custom search attributes, so people can filter runs in the Web UI and CLI
-(``GreenloopRepo = '...' AND GreenloopState = 'ESCALATED'``).
-
-They must be registered in the namespace: ``greenloop server`` does it for the
-embedded dev server; on a cluster, ``temporal operator search-attribute create``
-(see deploy/README.md).
-"""
+"""Setting the run's search attributes from workflow code (their keys, and how
+they are registered: ``server/search_attributes.py``)."""
 
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey
 
-REPO = SearchAttributeKey.for_keyword("GreenloopRepo")
-STATE = SearchAttributeKey.for_keyword("GreenloopState")
-FAILING = SearchAttributeKey.for_int("GreenloopFailing")
-ALL = [REPO, STATE, FAILING]
+from ..server.search_attributes import FAILING, REPO, STATE
 
 
 def upsert_state(state: str) -> None:

@@ -11,19 +11,17 @@ The rules here decide what goes into a batch (edits to disjoint files, none
 written on files an accepted fix changed since), how results are reused (a
 content is the ordered edit sets on top of the accepted state, keyed by their
 hashes) and how the batch size adapts (doubles while batches pass, halves
-after a failure, within ``1..FixRequest.max_batch``).
+after a failure, within ``1..FixRequest.max_batch``). A ``Candidate`` is in
+``domain/candidates.py`` (the child, the run and the batch activity share it);
+the batch activity's input and result are beside it in ``activities/batch.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
+from pydantic import BaseModel
 
-from pydantic import BaseModel, Field
-
-from ..domain.edits import EditSet
-from ..runner.plan import SuitePlan
-from ..sandbox.models import SandboxSettings
-from .models import SuiteRun, Verdict, Workspace
+from ..domain.candidates import Candidate
+from ..domain.states import Verdict
 
 # The patch that made validation a queue of batches (histories from before validate each attempt alone).
 VALIDATION_QUEUE = "validation-queue"
@@ -34,27 +32,6 @@ CANDIDATE_SIGNAL = "candidate"
 # How long a batch waits to fill while children are still proposing (a suite run is not started
 # for one fix when more are a model call away).
 GATHER_S = 3.0
-
-
-class Candidate(BaseModel):
-    """A fix waiting for validation: one attempt's edit set for one test."""
-
-    test_id: str
-    attempt: int
-    edit_set: EditSet
-    # When the attempt began reading the workspace (its child's clock): an accepted fix
-    # that changed one of its files after that makes it stale (its whole-file edits would undo it).
-    started_at: float
-
-    @property
-    def files(self) -> list[str]:
-        return [e.path for e in self.edit_set.edits]
-
-    def key(self) -> str:
-        """The edit set's hash (with the test and attempt it belongs to)."""
-        body = f"{self.test_id}\0{self.attempt}\0" + "\0".join(
-            f"{e.path}\0{'-' if e.content is None else e.content}" for e in self.edit_set.edits)
-        return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 class QueueVerdict(BaseModel):
@@ -68,56 +45,6 @@ class QueueVerdict(BaseModel):
     # Written on files an accepted fix changed meanwhile: the attempt is made again on the
     # current files (it does not count as a failed attempt).
     stale: bool = False
-
-
-class CheckInput(BaseModel):
-    """One content to check: the accepted state (the run workspace's files) plus ``candidates``."""
-
-    workspace: Workspace  # the run's workspace: the accepted state
-    plan: SuitePlan
-    baseline: SuiteRun  # what passed on the accepted state
-    failure_run: SuiteRun  # where the candidates' tests come from (their files, for selectors)
-    candidates: list[Candidate]
-    sandbox: SandboxSettings
-    label: str  # names the scratch worktree and the artifacts: "batch-<n>-<k>"
-    singles: bool = True  # check the candidates' own tests first (one runner invocation)
-    # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
-    rolled_back: list[str] = Field(default_factory=list)
-    impact: str | None = None  # the run's test-impact map (``ImpactResult.path``), when there is one
-
-
-class CheckResult(BaseModel):
-    """How one content did. ``ok``: every candidate's test passes and nothing that
-    passed on the accepted state fails (a failure that passes on a re-run of the
-    same content is flaky, not a regression)."""
-
-    label: str
-    ok: bool
-    # A candidate's test that fails (alone, or in the full suite) -> why: its own fix does not work.
-    still_failing: dict[str, str] = Field(default_factory=dict)
-    regressions: list[str] = Field(default_factory=list)  # passed on the accepted state, fail here (the first 20)
-    regression_count: int = 0
-    broken: str | None = None  # the content breaks the build, or the suite cannot be read
-    flaky: list[str] = Field(default_factory=list)  # failed, then passed on the re-run of the same content
-    suite: SuiteRun | None = None  # the clean full-suite run (the next baseline when accepted)
-    suite_runs: int = 0
-    single_runs: int = 0
-    # Test impact: candidates whose files none of the regressing tests ran (judged first on a failure).
-    innocent: list[str] = Field(default_factory=list)
-    impacted: int = 0  # tests the quick check ran because the candidates' files are theirs
-
-    def why(self) -> str:
-        """The regression, as a failed attempt's reason (what the next attempt is told)."""
-        if self.broken:
-            return self.broken
-        shown = ", ".join(self.regressions[:5])
-        more = f" and {self.regression_count - 5} more" if self.regression_count > 5 else ""
-        return f"{self.regression_count} test(s) that passed now fail: {shown}{more}"
-
-
-class AcceptInput(BaseModel):
-    workspace: Workspace
-    candidates: list[Candidate]
 
 
 def content_key(candidates: list[Candidate]) -> tuple[str, ...]:

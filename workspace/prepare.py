@@ -16,21 +16,9 @@ import subprocess
 from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..git_command import GIT_ENV, git
 
 GIT_URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:|\.git$")
-GIT_ENV = {"GIT_AUTHOR_NAME": "Greenloop", "GIT_AUTHOR_EMAIL": "greenloop@localhost",
-           "GIT_COMMITTER_NAME": "Greenloop", "GIT_COMMITTER_EMAIL": "greenloop@localhost",
-           "GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/local/bin:/usr/bin:/bin"}
-
-
-def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
-    """Run git in ``cwd`` with a fixed identity (plus ``env``); stdout, or a typed error."""
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**GIT_ENV, **(env or {})}, timeout=600, check=False)
-    if check and proc.returncode != 0:
-        raise GreenloopError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()[-500:]}",
-                             kind=ErrorKind.VALIDATION_ERROR, args=list(args))
-    return proc.stdout.strip()
 
 
 def is_git_url(repo: str) -> bool:

@@ -24,7 +24,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
-from .prepare import git, write_patch
+from ..git_command import git
+from .prepare import write_patch
 
 OID = re.compile(r"^[0-9a-f]{40,64}$")
 HEADER = "greenloop-merge:"  # first line of a merge's patch: the trees before and after it

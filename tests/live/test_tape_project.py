@@ -22,7 +22,7 @@ from greenloop.parsers.models import Status
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.runner.select import single_test_command
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 from tests.live.conftest import npm_install, require, sandbox_backend
 
 PACKAGE = {

@@ -16,10 +16,12 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from greenloop.activities.fixing import propose_fix
+from greenloop.activities.fixing import FixInput, propose_fix
 from greenloop.activities.llm_errors import provider_errors
+from greenloop.analysis.note import AnalysisNote
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.domain.llm import LLMSettings
+from greenloop.domain.workspace import Workspace
 from greenloop.llm.agent import run_agent
 from greenloop.llm.client import make_client, price_for, usage_of
 from greenloop.llm.scenario import Scenario
@@ -27,7 +29,7 @@ from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.llm.tools import Overlay
 from greenloop.parsers.models import Status, TestReport, TestResult, Totals
 from greenloop.runner.plan import SuitePlan as PlanRef
-from greenloop.workflows.models import AnalysisNote, FixInput, SuiteRun, Workspace
+from greenloop.runner.runs import SuiteRun
 
 MODEL = "claude-sonnet-4-6"  # $3 / $15 per million tokens
 CART = "def total(items):\n    return sum(items) - 1\n"
@@ -343,8 +345,8 @@ async def test_a_good_answer_passes_through_the_error_mapping():
 
 
 async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, api_key, tmp_path_factory):
-    from greenloop.activities.analysis import analyze_failure
-    from greenloop.workflows.models import AnalyzeInput, AttemptRecord
+    from greenloop.activities.analysis import AnalyzeInput, analyze_failure
+    from greenloop.domain.attempts import AttemptRecord
 
     sc = scenario({"trigger": {"role": "analyzer", "turn": 1}, "response": {
         "text": "## Root Cause\ntotal() subtracts 1.", "input_tokens": 900, "output_tokens": 30}})

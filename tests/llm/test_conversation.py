@@ -22,7 +22,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 
-from greenloop.activities.analysis import finish_analysis, start_analysis
+from greenloop.activities.analysis import AnalyzeInput, FinishAnalysisInput, finish_analysis, start_analysis
 from greenloop.activities.conversation import (
     analyzer_tools,
     analyzer_turn,
@@ -31,19 +31,12 @@ from greenloop.activities.conversation import (
     fixer_turn,
     start_fix,
 )
+from greenloop.activities.conversation import FinishFixInput, ToolsInput, TurnInput
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.reports.record import FixOneTestResult, FixStatusView
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_one_test import ANALYZER_CONVERSATION, FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import (
-    AnalyzeInput,
-    FinishAnalysisInput,
-    FinishFixInput,
-    FixOneTestResult,
-    FixStatusView,
-    ToolsInput,
-    TurnInput,
-)
 from tests.llm.test_agent import CART, fix_input, scenario, settings
 from tests.workflows.conftest import DEMO, drive, fix_request, replays
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from greenloop.parsers import RunOutput
 from greenloop.parsers.models import Status, TestReport, TestResult
-from greenloop.parsers.normalize import add, finish
+from greenloop.parsers.merge import add
+from greenloop.parsers.normalize import finish
 from tests.parsers.helpers import write_files
 
 

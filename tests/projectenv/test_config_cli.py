@@ -11,9 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from greenloop import project_config as config
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop import project_config as config
 from tests.projectenv.conftest import BACKEND, git_init, write
 
 CLI_DEFAULTS = dict(ref=None, test_command=None, build_command=None, framework=None, language=None,
@@ -139,7 +139,7 @@ def test_doctor_reports_setup_failed_with_the_log_tail(src_project, tmp_path):
 
 
 def test_a_request_made_without_the_file_gets_its_commands_from_the_workspace(tmp_path):
-    from greenloop.workflows.models import FixRequest
+    from greenloop.run_request import FixRequest
 
     write(tmp_path, {"greenloop.toml": TOML})
     bare = FixRequest(repo="https://example.invalid/x.git", test_command="pytest -q", env={"FEATURE": "off"})

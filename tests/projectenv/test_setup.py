@@ -17,7 +17,7 @@ from greenloop.projectenv import cache
 from greenloop.projectenv.setup import set_up
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
-from greenloop.workflows.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.workspace import worktree
 from tests.projectenv.conftest import BACKEND, copy_project, git_init, write
 

@@ -16,11 +16,12 @@ try:
 except ImportError:  # the browser_page fixture says how to install it (and fails under CI)
     Page = expect = None
 
+from greenloop.domain.states import FixState
+from greenloop.reports.record import FixOneTestResult, RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.control import ANSWER_EXAMPLES
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import FixOneTestResult, FixState, RunSummary
 from tests.workflows.conftest import DEMO, fix_request, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"

@@ -20,11 +20,12 @@ from tests.histories import kept as kept_histories
 from greenloop.domain.llm import LLMSettings
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.reports.record import FixStatusView, RunSummary
+from greenloop.run_request import FixRequest
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.server.history import run_chain
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import FixRequest, FixStatusView, RunSummary
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"

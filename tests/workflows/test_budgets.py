@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from greenloop.domain.llm import LLMSettings
+from greenloop.domain.states import FixState
 from greenloop.llm.client import usage_of
-from greenloop.workflows.models import FixState, RunSummary
+from greenloop.reports.record import RunSummary
 from tests.workflows.conftest import DEMO, drive, fix_request, replays
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from greenloop.domain.answers import Answer, AnswerChoice
 from greenloop.workflows.control import ANSWER_EXAMPLES, parse_answer, parse_reason, parse_test_id
-from greenloop.workflows.models import Answer, AnswerChoice
 
 
 @pytest.mark.parametrize(("typed", "choice", "attempts"), [

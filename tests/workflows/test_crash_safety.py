@@ -19,11 +19,12 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from greenloop.domain.states import FixState
+from greenloop.reports.record import RunSummary
 from greenloop.server.dev import temporal_binary
+from greenloop.server.search_attributes import ALL
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import FixState, RunSummary
-from greenloop.workflows.search import ALL
 from tests.workflows.conftest import fix_request, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"

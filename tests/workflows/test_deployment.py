@@ -29,10 +29,14 @@ from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 
 from greenloop.activities import testing as testing_acts
+from greenloop.activities.testing import SuiteInput
+from greenloop.domain.states import FixState
+from greenloop.domain.workspace import Workspace
+from greenloop.reports.record import RunSummary
 from greenloop.runner.plan import SuitePlan
+from greenloop.sandbox.models import SandboxSettings
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import FixState, RunSummary, SandboxSettings, SuiteInput, Workspace
 from tests.workflows.conftest import DEMO, drive, fix_request, replays, wait_for_view
 from tests.workflows.deployment import GREENLOOP, Host, start_hosts, stop_hosts, wait_polling
 

@@ -11,9 +11,11 @@ import uuid
 
 from temporalio.client import WorkflowUpdateFailedError
 
+from greenloop.domain.answers import Answer, AnswerChoice
+from greenloop.domain.states import FixState
+from greenloop.reports.record import FixStatusView, RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import Answer, AnswerChoice, FixState, FixStatusView, RunSummary
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, fix_request, replays, wait_for_view
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from temporalio.client import WorkflowHandle
 
+from greenloop.domain.states import Verdict
 from greenloop.llm.scripted_server import message_text
+from greenloop.reports.record import RunSummary
 from greenloop.workflows import fix_one_test
 from greenloop.workflows.fix_suite import child_id
-from greenloop.workflows.models import RunSummary, Verdict
 from tests.live.conftest import require
 from tests.workflows.conftest import REPO, drive, fix_request, replays
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from temporalio.client import WorkflowHandle
 
+from greenloop.domain.states import FixState, Verdict
+from greenloop.reports.record import RunSummary
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
-from greenloop.workflows.models import FixState, RunSummary, Verdict
 from greenloop.workspace.backups import slug
 from tests.workflows.conftest import drive, fix_request, replays
 from tests.workflows.test_deployment import hosts_for, request_for  # noqa: F401 - fixture

@@ -14,10 +14,11 @@ from pathlib import Path
 from temporalio.api.sdk.v1 import WorkflowMetadata
 
 from greenloop.cli.exit_codes import ExitCode, for_summary
+from greenloop.domain.states import FixState, RunOutcome, Verdict
+from greenloop.reports.record import FixOneTestResult
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import FixOneTestResult, FixState, RunOutcome, Verdict
 from tests.workflows.conftest import BACKEND, drive, fix_request
 
 BUG = "return a - b  # bug: should add"

@@ -16,8 +16,8 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from greenloop.workflows.outcome import details
-from greenloop.workspace.report_html import highlight_diff
-from greenloop.workspace.summary_file import SCHEMA_VERSION, SummaryFile
+from greenloop.reports.html import highlight_diff
+from greenloop.reports.summary_file import SCHEMA_VERSION, SummaryFile
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, drive, fix_request
 

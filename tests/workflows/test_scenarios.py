@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHandle
 
+from greenloop.domain.answers import Answer, AnswerChoice
+from greenloop.domain.states import FixState, Verdict
 from greenloop.llm.scripted_server import message_text
+from greenloop.reports.record import FixOneTestResult, RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import Answer, AnswerChoice, FixOneTestResult, FixState, RunSummary, Verdict
 from tests.workflows.conftest import DEMO, drive, fix_request, wait_for_view
 
 SCENARIOS = DEMO.parent / "scenarios"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 
-from greenloop.workflows.models import RunOutcome
+from greenloop.domain.states import RunOutcome
 from tests.projectenv.conftest import SRC_LAYOUT, git_init, write
 from tests.workflows.conftest import drive, fix_request, replays
 

@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from greenloop.domain.answers import Answer, AnswerChoice
+from greenloop.domain.states import FixState
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from greenloop.reports.record import RunSummary
 from greenloop.telemetry import ESCALATED_QUERY
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import Answer, AnswerChoice, FixState, RunSummary
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, fix_request, wait_for_view
 

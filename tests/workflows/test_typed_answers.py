@@ -17,11 +17,12 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from greenloop.domain.states import FixState
+from greenloop.reports.record import FixStatusView, RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.control import ANSWER_HINT
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
-from greenloop.workflows.models import FixState, FixStatusView, RunSummary
 from tests.workflows.conftest import DEMO, fix_request, replays, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"

@@ -3,16 +3,9 @@ batch, when a candidate is stale, how results are keyed and how the batch size a
 
 from __future__ import annotations
 
+from greenloop.domain.candidates import Candidate
 from greenloop.domain.edits import Edit, EditSet
-from greenloop.workflows.validation_queue import (
-    Candidate,
-    content_key,
-    first_size,
-    halves,
-    next_size,
-    stale_file,
-    take_batch,
-)
+from greenloop.workflows.validation_queue import content_key, first_size, halves, next_size, stale_file, take_batch
 
 
 def cand(test: str, *files: str, attempt: int = 1, started_at: float = 10.0, text: str = "x") -> Candidate:

@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from greenloop.domain.errors import GreenloopError
-from greenloop.workspace.prepare import commit_fixes, export_patch, git, offer_branch, prepare
+from greenloop.git_command import git
+from greenloop.workspace.prepare import commit_fixes, export_patch, offer_branch, prepare
 
 
 def make_repo(path, *, commit=True):

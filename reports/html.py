@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from ..workflows.models import SUITE_NOT_READ, AttemptRecord, FixOneTestResult, RunSummary
-from ..workflows.outcome import headline
-from .report import _totals_line
+from ..domain.attempts import AttemptRecord
+from ..domain.states import SUITE_NOT_READ
+from .markdown import _totals_line
+from .record import FixOneTestResult, RunSummary, headline
 from .timeline import Step, Validation
 
 CSS = """

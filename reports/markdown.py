@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..workflows.models import SUITE_NOT_READ, FixOneTestResult, RunSummary
+from ..domain.states import SUITE_NOT_READ
+from .record import FixOneTestResult, RunSummary
 
 
 def _totals_line(t, read: bool = True) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..workflows.models import FixOneTestResult, RunSummary
+from .record import FixOneTestResult, RunSummary
 
 SCHEMA_VERSION = 1
 
