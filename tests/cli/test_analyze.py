@@ -105,7 +105,8 @@ def test_table_output_names_kinds_groups_and_suggestions(saved_run):
     done = analyze(proj, out)
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert "root cause: 2 of 4 failures fail at the same place, shop/cart.py:5: likely one root cause" in text
+    assert "root cause: 2 of 4 failures share their most likely cause, price (shop/cart.py:4): likely one root cause" \
+        in text
     for kind in ("assertion", "key_error", "index_out_of_range"):
         assert kind in text
     assert "shop/cart.py:13" in text  # first([]) fails in first()
