@@ -110,8 +110,8 @@ def test_table_output_names_kinds_groups_and_suggestions(saved_run):
     for kind in ("assertion", "key_error", "index_out_of_range"):
         assert kind in text
     assert "shop/cart.py:13" in text  # first([]) fails in first()
-    assert ("group of 2 (fail at the same place, shop/cart.py:5): fix tests/test_cart.py::test_price_kiwi first"
-            in text)
+    assert ("group of 2 (share their most likely cause, price (shop/cart.py:4)): "
+            "fix tests/test_cart.py::test_price_kiwi first") in text
     assert f"• {SUGGESTIONS[FailureKind.INDEX_OUT_OF_RANGE]} (error site shop/cart.py:13)" in text
 
 
