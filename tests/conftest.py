@@ -157,6 +157,73 @@ def _stop_shared_server(config) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# --- order, groups and the fast lane --------------------------------------------------
+#
+# The folders and modules that drive real runs (servers, sandboxes, toolchains,
+# package installs), roughly slowest first. They are collected first, so under
+# xdist the long tests start at once instead of forming a tail, and they are
+# marked ``slow``: `make check` (-m "not slow") leaves them to `make test`. The
+# exclusive tests (below) come last.
+SLOW = ("tests/realworld/", "tests/workflows/", "tests/cli/", "tests/webui/", "tests/live/", "tests/projectenv/",
+        "tests/test_wheel.py", "tests/runner/test_crash_resume.py", "tests/parsers/test_js_load_errors.py",
+        "tests/llm/test_conversation.py", "tests/sandbox/", "tests/parsers/test_pytest_module_skip.py",
+        "tests/runner/test_crash.py", "tests/runner/test_impact.py")
+# Tests whose timing is part of what they check (workers SIGKILLed and found lost
+# within a 5 s host timeout, a 10 s run budget): under xdist each runs ALONE, the
+# other workers waiting between two tests (a file lock, taken before
+# pytest-timeout's clock starts), so the machine's load is what it is in a
+# sequential run. They form one xdist_group (--dist loadgroup): one worker runs
+# them one after another.
+EXCLUSIVE = ("tests/workflows/test_deployment.py::", "tests/workflows/test_crash_safety.py::",
+             "tests/workflows/test_merge_queue.py::test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated",
+             "tests/workflows/test_outcomes.py::test_a_default_retry_stops_at_the_run_budget")
+
+
+def _rank(item) -> int:
+    if item.nodeid.startswith(EXCLUSIVE):
+        return len(SLOW) + 1  # last: by then the other workers have little left to wait for
+    path = item.nodeid.split("::")[0]
+    return next((i for i, prefix in enumerate(SLOW) if path.startswith(prefix)), len(SLOW))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(EXCLUSIVE):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.exclusive)
+            item.add_marker(pytest.mark.xdist_group("exclusive"))
+        elif _rank(item) < len(SLOW):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=_rank)  # stable: the order inside each rank stays pytest's
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist: an ``exclusive`` test runs alone, every other test beside the
+    others (a readers-writer lock over files in the run's shared folder; the
+    turnstile makes a waiting exclusive test stop new tests from starting)."""
+    folder = getattr(item.config, "workerinput", {}).get(TEMPORAL_DIR_KEY)
+    if folder is None:
+        yield
+        return
+    exclusive = item.get_closest_marker("exclusive") is not None
+    with open(Path(folder, "turnstile.lock"), "w") as turnstile, open(Path(folder, "tests.lock"), "w") as tests:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if exclusive:
+            fcntl.flock(tests, fcntl.LOCK_EX)  # the tests running finish; none starts
+        else:
+            fcntl.flock(tests, fcntl.LOCK_SH)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(tests, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+    if exclusive:
+        time.sleep(0.5)  # the tests waiting start before the next exclusive one takes the turnstile
+
+
 _exit_status: list[int] = []
 
 
