@@ -23,7 +23,7 @@ profile=${1:-}
 
 install_venv() {
   if [ ! -x .venv/bin/python ]; then
-    "$PY" -m venv .venv
+    "$PY" -m venv .venv || return 1
   fi
   local stamp=.venv/.greenloop-installed
   if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then
@@ -35,27 +35,29 @@ install_venv() {
     :
   else
     echo "setup: uv could not install the virtualenv; using pip" >&2
-    .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q -e ".[dev]"
+    .venv/bin/pip install -q --upgrade pip || return 1
+    .venv/bin/pip install -q -e ".[dev]" || return 1
   fi
   touch "$stamp"
 }
 
+# Called as `install_system || ...`, where errexit does not apply: every step checks.
 install_system() {
   local missing
-  missing=$(bash .ci/packages.sh "$profile")
+  missing=$(bash .ci/packages.sh "$profile") || return 1
   if [ -n "$missing" ]; then
     echo "setup: installing $(echo "$missing" | tr '\n' ' ')"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
+    apt-get update -qq || return 1
     # shellcheck disable=SC2086 # one package per word
-    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    # force-unsafe-io: dpkg skips its fsyncs (a crash mid-install means a fresh machine anyway).
+    apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io $missing >/dev/null || return 1
   fi
   # Nothing is left to install: the steps start and configure what they own.
-  bash .ci/setup-sandbox.sh
+  bash .ci/setup-sandbox.sh || return 1
   if [ "$profile" = test ]; then
     for step in .ci/setup-docker.sh .ci/setup-toolchains.sh .ci/setup-browser.sh; do
-      if [ -f "$step" ]; then bash "$step"; fi
+      if [ -f "$step" ]; then bash "$step" || return 1; fi
     done
   fi
 }
