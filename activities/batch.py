@@ -23,10 +23,6 @@ from pathlib import Path
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .host import on_host
-from .testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
-from .testing import run_single_test as run_alone
 from ..domain.errors import GreenloopError
 from ..parsers.models import Status
 from ..runner import impact as impact_map
@@ -38,6 +34,10 @@ from ..workflows.validation_queue import AcceptInput, CheckInput, CheckResult
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host
+from .testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import run_single_test as run_alone
 
 PASSING = (Status.PASSED, Status.XPASSED)
 

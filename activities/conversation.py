@@ -25,11 +25,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .fixing import proposal_from
-from .host import on_host, require_file
-from .llm_errors import provider_errors
-from .testing import load_report
 from ..domain.errors import ErrorKind, GreenloopError
 from ..llm import prompts
 from ..llm.agent import model_turn, run_tools
@@ -46,6 +41,11 @@ from ..workflows.models import (
 )
 from ..workspace.backups import atomic_write, slug
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .fixing import proposal_from
+from .host import on_host, require_file
+from .llm_errors import provider_errors
+from .testing import load_report
 
 # The trace span of each role's conversation.
 SPANS = {"fixer": "greenloop.fix", "analyzer": "greenloop.analysis"}

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from .errors import typed_errors
-from .host import on_host, require_file
 from ..workflows.models import AppliedEdits, ApplyInput, RollbackInput
 from ..workspace import worktree
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host, require_file
 
 
 def _store(ws) -> BackupStore:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from .errors import typed_errors
 from .. import project_config
 from ..projectenv.models import ProjectEnvironment
 from ..projectenv.setup import set_up
 from ..workflows.models import SetupInput
 from ..workspace.events import log_event
+from .errors import typed_errors
 
 
 @activity.defn

@@ -14,11 +14,6 @@ from pathlib import Path
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import on_host
-from .llm_errors import provider_errors
-from .testing import load_report
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
 from ..llm import prompts
@@ -28,6 +23,11 @@ from ..llm.tools import Overlay
 from ..workflows.models import FixInput, FixProposal
 from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import on_host
+from .llm_errors import provider_errors
+from .testing import load_report
 
 
 def _diff(root: Path, overlay: Overlay) -> str:

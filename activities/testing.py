@@ -15,11 +15,9 @@ from pathlib import Path
 from temporalio import activity
 
 from .. import project_config, telemetry
-from .errors import typed_errors
-from .host import on_host, require_file
+from ..analysis.localize import Spectrum
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers.models import Status, TestReport
-from ..analysis.localize import Spectrum
 from ..runner import impact
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, fill_single_test
@@ -35,6 +33,8 @@ from ..workflows.models import (
     Workspace,
 )
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host, require_file
 
 
 def _heartbeat(message: str) -> None:

@@ -13,11 +13,6 @@ from pathlib import Path
 from temporalio import activity
 
 from .. import telemetry
-from .environment import build_environment
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import host_id, my_host_queue, on_host
-from .testing import execute_suite, load_statuses
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers.models import Status, Totals
 from ..settings import settings
@@ -50,6 +45,11 @@ from ..workspace.report import render_markdown
 from ..workspace.report_html import render_html
 from ..workspace.summary_file import summary_document
 from ..workspace.timeline import read_events, timelines, validations
+from .environment import build_environment
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import host_id, my_host_queue, on_host
+from .testing import execute_suite, load_statuses
 
 
 def runs_root() -> Path:

@@ -39,8 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from greenloop.analysis.context import build_context  # noqa: E402
 from greenloop.analysis.localize import FailingTest, Localizer, Spectrum  # noqa: E402
-from greenloop.analysis.patterns import classify, innermost_first  # noqa: E402
 from greenloop.analysis.mutants import sample  # noqa: E402
+from greenloop.analysis.patterns import classify, innermost_first  # noqa: E402
 from greenloop.llm import prompts  # noqa: E402
 from greenloop.parsers import RunOutput, Status, parse  # noqa: E402
 from greenloop.parsers.locate import SourceIndex  # noqa: E402

@@ -13,11 +13,11 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from .output import console, finish
-from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 from ..domain.errors import ErrorKind, GreenloopError
 from ..workflows import search
 from ..workflows.models import RunSummary
+from .output import console, finish
+from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 
 
 async def _fixed(client: Client, w: WorkflowExecution) -> int | None:

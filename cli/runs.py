@@ -23,10 +23,6 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from . import live, watch
-from .exit_codes import ExitCode, for_summary
-from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
-from .run_options import with_run_options
 from .. import project_config, run_settings, sandbox
 from ..domain.errors import ErrorKind, GreenloopError
 from ..runner.select import selected
@@ -45,6 +41,10 @@ from ..workflows.models import (
     RunSummary,
 )
 from ..workflows.outcome import headline
+from . import live, watch
+from .exit_codes import ExitCode, for_summary
+from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from .run_options import with_run_options
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .command import command_words, unquote
-from .invocation import Invocation, split_args as split_words, without
+from .invocation import Invocation, without
+from .invocation import split_args as split_words
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput

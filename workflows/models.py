@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..domain.edits import EditSet
 from ..analysis.localize import Suspect
+from ..domain.edits import EditSet
 from ..domain.llm import LLMSettings, Usage
 from ..parsers.models import Status, Totals
 from ..runner.plan import SuitePlan

@@ -11,9 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from greenloop import project_config as config
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop import project_config as config
 from tests.projectenv.conftest import BACKEND, git_init, write
 
 CLI_DEFAULTS = dict(ref=None, test_command=None, build_command=None, framework=None, language=None,
