@@ -14,8 +14,7 @@ PYTEST_ALL = .venv/bin/pytest -q -n $(WORKERS) --dist loadgroup
 # LLM, workspace and settings): -m "not slow" leaves out every test that drives
 # real runs (tests/conftest.py marks them: workflows, cli, live, realworld, webui,
 # sandbox, projectenv, and the toolchain-heavy modules).
-CHECK_TESTS = tests/parsers tests/analysis tests/runner tests/llm tests/workspace \
-              tests/test_settings.py tests/test_corpus_conformance.py
+CHECK_TESTS = tests/parsers tests/analysis tests/runner tests/llm tests/workspace tests/test_*.py
 
 setup:
 	@bash scripts/setup.sh
