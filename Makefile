@@ -1,5 +1,20 @@
-# The two commands of the README. Both set up everything they need first.
-.PHONY: demo test setup
+# The README's commands. Each sets up what it needs first (scripts/setup.sh is
+# idempotent: a second run installs nothing).
+.PHONY: demo test check lint setup
+
+# Test processes: most tests wait on subprocesses (sandboxed suites, dev servers,
+# package managers), so a 2-core machine runs 4 well. One Temporal dev server
+# serves them all (tests/conftest.py).
+WORKERS ?= 4
+# The whole suite (CI: .ci/run), in one pytest run that prints its own summary.
+# --dist loadgroup keeps an xdist_group on one worker: tests/conftest.py puts the
+# tests whose timing is part of what they check in one, and runs each alone.
+PYTEST_ALL = .venv/bin/pytest -q -n $(WORKERS) --dist loadgroup
+# The fast lane (lint, then the unit-level tests of parsers, runner, analysis,
+# LLM, workspace and settings): -m "not slow" leaves out every test that drives
+# real runs (tests/conftest.py marks them: workflows, cli, live, realworld, webui,
+# sandbox, projectenv, and the toolchain-heavy modules).
+CHECK_TESTS = tests/parsers tests/analysis tests/runner tests/llm tests/workspace tests/test_*.py
 
 setup:
 	@bash scripts/setup.sh
@@ -9,4 +24,10 @@ demo: setup
 
 test:
 	@bash scripts/setup.sh test
-	@.venv/bin/pytest -q
+	@$(PYTEST_ALL)
+
+lint: setup
+	@.venv/bin/ruff check .
+
+check: lint
+	@.venv/bin/pytest -q -n $(WORKERS) -m "not slow" $(CHECK_TESTS)

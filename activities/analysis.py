@@ -10,12 +10,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .conversation import Conversation, begin, final_text, load_conversation
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import on_host
-from .llm_errors import provider_errors
-from .testing import load_report, load_statuses
 from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
 from ..analysis.localize import FailingTest, Localizer, Spectrum
@@ -34,6 +28,12 @@ from ..parsers.models import Status, TestReport, TestResult
 from ..runner.runs import SuiteRun
 from ..runner.select import selected
 from ..workspace.events import log_event
+from .conversation import Conversation, begin, final_text, load_conversation
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import on_host
+from .llm_errors import provider_errors
+from .testing import load_report, load_statuses
 
 # Failing tests whose suspects are compared with a test's own (agreement).
 MAX_AGREEING = 200

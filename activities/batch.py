@@ -24,10 +24,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .host import on_host
-from .testing import SingleInput, SuiteInput, _heartbeat, _out_dir, execute_suite, load_report, load_statuses
-from .testing import run_single_test as run_alone
 from ..domain.candidates import Candidate
 from ..domain.errors import GreenloopError
 from ..domain.workspace import Workspace
@@ -42,6 +38,10 @@ from ..sandbox.models import SandboxSettings
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host
+from .testing import SingleInput, SuiteInput, _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import run_single_test as run_alone
 
 
 class CheckInput(BaseModel):

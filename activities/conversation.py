@@ -25,11 +25,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .fixing import FixInput, FixProposal, proposal_from
-from .host import on_host, require_file
-from .llm_errors import provider_errors
-from .testing import load_report
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings, Usage
 from ..domain.workspace import Workspace
@@ -39,6 +34,11 @@ from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..workspace.backups import atomic_write, slug
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .fixing import FixInput, FixProposal, proposal_from
+from .host import on_host, require_file
+from .llm_errors import provider_errors
+from .testing import load_report
 
 
 class ConversationStart(BaseModel):

@@ -8,13 +8,13 @@ from pathlib import Path
 from pydantic import BaseModel
 from temporalio import activity
 
-from .errors import typed_errors
-from .host import on_host, require_file
 from ..domain.edits import EditSet
 from ..domain.workspace import Workspace
 from ..workspace import worktree
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host, require_file
 
 
 class ApplyInput(BaseModel):

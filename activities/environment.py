@@ -9,13 +9,13 @@ from pydantic import BaseModel
 from temporalio import activity
 
 from .. import project_config
-from .errors import typed_errors
 from ..domain.workspace import Workspace
 from ..projectenv.models import ProjectEnvironment
 from ..projectenv.setup import set_up
 from ..run_request import ProjectRequest
 from ..runner.plan import SuitePlan
 from ..workspace.events import log_event
+from .errors import typed_errors
 
 
 class SetupInput(BaseModel):

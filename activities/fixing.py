@@ -15,11 +15,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import on_host
-from .llm_errors import provider_errors
-from .testing import load_report
 from ..analysis.note import AnalysisNote
 from ..domain.attempts import AttemptRecord
 from ..domain.edits import EditSet
@@ -34,6 +29,11 @@ from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import on_host
+from .llm_errors import provider_errors
+from .testing import load_report
 
 
 class FixProposal(BaseModel):

@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 
 from temporalio import activity
 
-from .heartbeat import heartbeating
 from ..domain.errors import ErrorKind, GreenloopError
 from ..settings import settings
+from .heartbeat import heartbeating
 
 R = TypeVar("R")
 HOST_SEPARATOR = "@"

@@ -16,8 +16,6 @@ from pydantic import BaseModel
 from temporalio import activity
 
 from .. import project_config, telemetry
-from .errors import typed_errors
-from .host import on_host, require_file
 from ..analysis.localize import Spectrum
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
@@ -32,6 +30,8 @@ from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import single_test_command
 from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
+from .errors import typed_errors
+from .host import on_host, require_file
 
 
 class PlanInput(BaseModel):

@@ -14,11 +14,6 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from .environment import SetupInput, build_environment
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import host_id, my_host_queue, on_host
-from .testing import SuiteInput, execute_suite, load_statuses
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
@@ -39,6 +34,11 @@ from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
 from ..workspace.events import log_event
 from ..workspace.publish import open_pull_request, push_branch
+from .environment import SetupInput, build_environment
+from .errors import typed_errors
+from .heartbeat import heartbeating
+from .host import host_id, my_host_queue, on_host
+from .testing import SuiteInput, execute_suite, load_statuses
 
 
 class PrepareInput(BaseModel):

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..parsers.locate import SourceIndex
+from ..parsers.models import TestResult
 from .localize import FailingTest, Localizer, Suspect
 from .patterns import FailureClassification, innermost_first
 from .regions import Region
-from ..parsers.locate import SourceIndex
-from ..parsers.models import TestResult
 
 MAX_CONTEXT_CHARS = 24_000
 # The suspects' code in the first message (the test's own function comes on top of it).

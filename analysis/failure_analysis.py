@@ -9,11 +9,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..parsers.locate import SourceIndex
+from ..parsers.models import Status, TestReport
 from .grouping import FailureGroup, group_failures
 from .localize import FailingTest, Localizer, Spectrum, Suspect
 from .patterns import FailureClassification, FailureKind, classify, innermost_first
-from ..parsers.locate import SourceIndex
-from ..parsers.models import Status, TestReport
 
 PASSING = (Status.PASSED, Status.XPASSED)
 

@@ -37,9 +37,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from ..parsers.locate import SourceIndex
 from .patterns import Frame
 from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
-from ..parsers.locate import SourceIndex
 
 # Weights of the signals (a suspect's score is their sum).
 W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25

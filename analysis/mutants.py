@@ -20,9 +20,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from ..parsers.locate import SourceIndex
 from .localize import is_test_file
 from .regions import Region, blank_strings_and_comments, functions
-from ..parsers.locate import SourceIndex
 
 LANGUAGES = {".py": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".mts": "js", ".tsx": "js",
              ".jsx": "js", ".go": "go", ".rs": "rust"}

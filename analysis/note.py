@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from .localize import Suspect
 from ..domain.llm import Usage
+from .localize import Suspect
 
 
 class AnalysisNote(BaseModel):

@@ -75,10 +75,10 @@ from greenloop.activities.batch import CheckResult  # noqa: E402
 from greenloop.domain.llm import LLMSettings  # noqa: E402
 from greenloop.llm.scenario import Scenario  # noqa: E402
 from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
-from greenloop.reports.record import RunSummary
+from greenloop.reports.record import RunSummary  # noqa: E402
 from greenloop.run_request import FixRequest  # noqa: E402
 from greenloop.runner.plan import with_reports  # noqa: E402
-from greenloop.runner.runs import SingleRun, SuiteRun
+from greenloop.runner.runs import SingleRun, SuiteRun  # noqa: E402
 from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from greenloop.server import search_attributes as search  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402

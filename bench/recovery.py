@@ -39,13 +39,13 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 
-from greenloop.domain.llm import LLMSettings
-from greenloop.domain.states import FixState
+from greenloop.domain.llm import LLMSettings  # noqa: E402
+from greenloop.domain.states import FixState  # noqa: E402
 from greenloop.llm.scenario import Scenario  # noqa: E402
 from greenloop.llm.scripted_server import ScriptedLLMServer  # noqa: E402
-from greenloop.reports.record import FixStatusView
+from greenloop.reports.record import FixStatusView  # noqa: E402
 from greenloop.run_request import FixRequest  # noqa: E402
-from greenloop.sandbox.models import SandboxSettings
+from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from greenloop.server import search_attributes as search  # noqa: E402
 from greenloop.server.dev import temporal_binary  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id  # noqa: E402

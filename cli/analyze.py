@@ -9,10 +9,10 @@ import typer
 from rich.table import Table
 
 from ..analysis.failure_analysis import analyze_report
-from .output import console, fail
-from .parse import Format, _existing
 from ..domain.errors import GreenloopError
 from ..parsers import RunOutput, parse
+from .output import console, fail
+from .parse import Format, _existing
 
 
 def analyze_command(

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from .output import console, fail
 from ..domain.errors import GreenloopError, UnknownFrameworkError
 from ..parsers import RunOutput, parse
 from ..parsers.registry import canonical
+from .output import console, fail
 
 RESULT_FIELDS = {
     "framework": True, "command": True, "exit_code": True, "totals": True, "build_error": True,

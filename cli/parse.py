@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .output import console, fail
 from ..domain.errors import GreenloopError, UnknownFrameworkError
 from ..parsers import RunOutput, TestReport, parse
+from .output import console, fail
 
 STATUS_STYLE = {
     "passed": "green", "failed": "red", "errored": "magenta", "skipped": "yellow",

@@ -12,8 +12,6 @@ from typing import Annotated, get_origin
 
 import typer
 
-from .output import console, fail, finish
-from .runs import build_request
 from .. import project_config
 from ..domain.errors import ErrorKind, GreenloopError
 from ..projectenv.setup import recipe_for, set_up
@@ -21,6 +19,8 @@ from ..run_settings import IN_FILE, Setting
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, plan_tests
 from ..workspace import prepare as prep
+from .output import console, fail, finish
+from .runs import build_request
 
 
 def _root(path: Path) -> Path:

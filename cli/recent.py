@@ -13,11 +13,11 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from .output import console, finish
-from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 from ..domain.errors import ErrorKind, GreenloopError
 from ..reports.record import RunSummary
 from ..server import search_attributes as search
+from .output import console, finish
+from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
 
 
 async def _fixed(client: Client, w: WorkflowExecution) -> int | None:

@@ -23,10 +23,6 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from . import live, watch
-from .exit_codes import ExitCode, for_summary
-from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
-from .run_options import with_run_options
 from .. import project_config, run_settings, sandbox
 from ..domain.answers import Answer, AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
@@ -39,6 +35,10 @@ from ..server.client import TASK_QUEUE, configured_address, connect, ensure_sear
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
+from . import live, watch
+from .exit_codes import ExitCode, for_summary
+from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from .run_options import with_run_options
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]

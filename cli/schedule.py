@@ -28,13 +28,13 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from .output import console, fail, finish
-from .run_options import with_run_options
-from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 from ..domain.errors import ErrorKind, GreenloopError
 from ..reports.record import RunSummary
 from ..server.client import TASK_QUEUE
 from ..workflows.fix_suite import FixSuiteWorkflow
+from .output import console, fail, finish
+from .run_options import with_run_options
+from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from .output import console, fail, finish
 from ..domain.errors import ErrorKind, GreenloopError
 from ..server import dev
 from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from .output import console, fail, finish
 
 
 def server_command(

@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
-from .output import console, finish
 from ..domain.errors import GreenloopError
 from ..runner.phase_test import execute
 from ..runner.protocol import PhaseTestOutput, error_output, parse_input
 from ..sandbox.models import SandboxSettings
+from .output import console, finish
 
 
 def test_command(

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from .. import telemetry
 from ..domain.llm import LLMSettings, Usage
-from .client import usage_of
 from . import editor
+from .client import usage_of
 from .tools import SEARCH_TOOL, Overlay
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..domain.edits import Edit

@@ -39,7 +39,8 @@ from pathlib import Path, PurePosixPath
 
 from ..domain.errors import ErrorKind, GreenloopError
 from .command import command_words, unquote
-from .invocation import Invocation, bin_name, split_args as split_words
+from .invocation import Invocation, bin_name
+from .invocation import split_args as split_words
 from .junit_xml import JUnitReader
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult

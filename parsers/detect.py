@@ -10,10 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from . import registry
+from . import npm_scripts, registry
 from .command import PACKAGE_RUNNER, SEGMENT_SPLIT
 from .run_output import RunOutput
-from . import npm_scripts
 
 
 class Detection(BaseModel):

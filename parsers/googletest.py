@@ -40,7 +40,8 @@ from pathlib import Path, PurePosixPath
 from . import generic
 from .cmake_build import BuildErrors
 from .command import command_words, raw_words, unquote
-from .invocation import ENV_ASSIGNMENT, Invocation as RunnerCall
+from .invocation import ENV_ASSIGNMENT
+from .invocation import Invocation as RunnerCall
 from .json_report import read_json_file
 from .junit_xml import JUnitReader
 from .locate import Location, SourceIndex

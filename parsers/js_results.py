@@ -14,8 +14,8 @@ from pathlib import Path
 from .command import option_values, plain_words
 from .json_report import first_json_object, read_json_file
 from .locate import Location, SourceIndex
-from .models import Status, TestReport, TestResult
 from .merge import add
+from .models import Status, TestReport, TestResult
 from .run_output import MAX_REPORT_BYTES, RunOutput
 from .source.js import import_line
 from .source.js_tests import JSTestIndex, SourceTest, iter_listable

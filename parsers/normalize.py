@@ -18,6 +18,7 @@ from .merge import merge
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
 
+
 def check_totals(report: TestReport) -> None:
     """Compare the tests with what the framework's summary counted
     (``report.summary_counts``: a status, statuses joined with ``+``, or

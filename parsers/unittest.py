@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .command import command_words, unquote
-from .invocation import Invocation, split_args as split_words, without
+from .invocation import Invocation, without
+from .invocation import split_args as split_words
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
@@ -748,7 +749,7 @@ def _align(groups: list[_Group], seg: _Segment, chars: str, killed: bool) -> lis
         # by its last part when named on the command line
         pseudo = [f"setUpModule ({g.module})", FAILED_TEST + g.module, FAILED_TEST + g.module.rsplit(".", 1)[-1]]
         if any(p in blocks for p in pseudo):
-            ran += not pseudo[0] in blocks
+            ran += pseudo[0] not in blocks
             if not one(next(p for p in pseudo if p in blocks), "E"):
                 return None
             continue

@@ -10,10 +10,10 @@ import os
 import shutil
 from pathlib import Path
 
-from .models import ProjectEnvironment
+from ..git_command import git
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount
-from ..git_command import git
+from .models import ProjectEnvironment
 
 
 def _exclude(workspace: Path, name: str) -> None:

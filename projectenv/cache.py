@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from .models import ProjectEnvironment, Recipe
 from ..settings import settings
+from .models import ProjectEnvironment, Recipe
 
 # Bump when what a recipe builds changes in a way the key does not see.
 RECIPE_VERSION = 1

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
-from . import cache, node, python, toolchains, trust
-from .models import ProjectEnvironment, Recipe
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount, SandboxSettings
+from . import cache, node, python, toolchains, trust
+from .models import ProjectEnvironment, Recipe
 
 LOG_TAIL_CHARS = 3000
 # What the worker knows about reaching package registries (trusted CAs,

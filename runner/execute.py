@@ -20,9 +20,9 @@ from ..parsers import RunOutput, parse
 from ..parsers.models import TestReport
 from ..projectenv import attach
 from ..projectenv.models import ProjectEnvironment
+from ..sandbox.models import ExecResult, SandboxSettings
 from . import crash
 from .plan import REPORT_DIR, SuitePlan
-from ..sandbox.models import ExecResult, SandboxSettings
 
 NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
                        r"could not determine executable to run")

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..sandbox.models import SandboxSettings
 from .execute import run_tests
 from .plan import SuitePlan, plan_tests
 from .protocol import FailingTest, PhaseTestInput, PhaseTestOutput, ProtocolError, error_output
-from ..sandbox.models import SandboxSettings
 
 TIMEOUT_GROWTH = 1.5
 

@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers import detect as fw_detect
 from ..parsers import npm_scripts
+from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
 from ..parsers.plugin import plugin
 from ..parsers.registry import BY_NAME, canonical
 from ..projectenv.models import ProjectEnvironment
-from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 

@@ -19,8 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .models import Limits
 from ..settings import settings
+from .models import Limits
 
 CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000

@@ -33,12 +33,12 @@ import docker.errors
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..settings import settings
 from . import images, pool
 from .cgroup import hierarchies, own_paths, read_int, read_stat
 from .environment import is_secret
 from .models import TRUNCATION_MARKER, ExecResult, Limits, Mount, SandboxSettings
 from .process import Finished, free_bytes, result, strike
-from ..settings import settings
 
 HEARTBEAT_S = 5.0
 CHECK_S = 0.25  # how often the limits and the command's own end are checked

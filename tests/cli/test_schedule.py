@@ -64,8 +64,8 @@ async def test_a_schedule_takes_every_run_option_and_lists_its_last_outcome(temp
 
     from greenloop.llm.scenario import Scenario
     from greenloop.llm.scripted_server import ScriptedLLMServer
-    from greenloop.worker import build_worker
     from greenloop.run_request import FixRequest
+    from greenloop.worker import build_worker
     from tests.workflows.conftest import BACKEND, DEMO
 
     address = temporal_env.client.service_client.config.target_host

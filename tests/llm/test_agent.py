@@ -7,9 +7,8 @@ Temporal's retries."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import socket
+from datetime import timedelta
 
 import anthropic
 import pytest

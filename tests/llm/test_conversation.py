@@ -24,6 +24,9 @@ from temporalio.worker import Replayer
 
 from greenloop.activities.analysis import AnalyzeInput, FinishAnalysisInput, finish_analysis, start_analysis
 from greenloop.activities.conversation import (
+    FinishFixInput,
+    ToolsInput,
+    TurnInput,
     analyzer_tools,
     analyzer_turn,
     finish_fix,
@@ -31,7 +34,6 @@ from greenloop.activities.conversation import (
     fixer_turn,
     start_fix,
 )
-from greenloop.activities.conversation import FinishFixInput, ToolsInput, TurnInput
 from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.reports.record import FixOneTestResult, FixStatusView
 from greenloop.worker import build_worker

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from greenloop.parsers import RunOutput
-from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.merge import add
+from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.parsers.normalize import finish
 from tests.parsers.helpers import write_files
 

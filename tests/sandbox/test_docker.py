@@ -26,7 +26,7 @@ from greenloop.sandbox import images, pool
 from greenloop.sandbox.environment import sandbox_env
 from greenloop.sandbox.models import TRUNCATION_MARKER, Limits
 
-from .conftest import IN_CI, assert_nothing_left
+from .conftest import IN_CI, TAG, assert_nothing_left
 
 REPO = Path(__file__).resolve().parents[2]
 SETUP = REPO / ".ci" / "setup-docker.sh"
@@ -60,7 +60,11 @@ def containers_for(api, ws: Path) -> list[dict]:
     """The sandbox containers made for workspace ``ws`` (any state)."""
     found = []
     for c in api.containers(all=True, filters={"label": pool.LABEL}):
-        if any(m.get("Destination") == str(ws) for m in api.inspect_container(c["Id"])["Mounts"]):
+        try:
+            mounts = api.inspect_container(c["Id"])["Mounts"]
+        except docker.errors.NotFound:  # another test's, removed since the listing: not left, not ours
+            continue
+        if any(m.get("Destination") == str(ws) for m in mounts):
             found.append(c)
     return found
 
@@ -219,10 +223,11 @@ async def test_process_limit_holds(api, ws, tmp_path, token):
 
 async def test_timeout_kills_the_whole_tree_and_the_container(api, ws, tmp_path, token):
     started = time.monotonic()
+    # The token in every process's environment: the check finds this run's sleeps, not another test's.
     r = await run(api, f"(sleep 300; echo {token}) & setsid sleep 301 & sleep 302 # {token}", ws,
-                  tmp_path / "out", timeout_s=2, pooled=True)
+                  tmp_path / "out", env={**sandbox_env("/tmp"), TAG: token}, timeout_s=2, pooled=True)
     assert r.timed_out and r.exit_code is None and time.monotonic() - started < 10
-    assert_nothing_left("sleep 30")
+    assert_nothing_left(token)
     assert containers_for(api, ws) == []  # killed, not returned to the pool
 
 

@@ -15,8 +15,6 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from tests.histories import kept as kept_histories
-
 from greenloop.domain.llm import LLMSettings
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
@@ -26,6 +24,7 @@ from greenloop.sandbox.models import SandboxSettings
 from greenloop.server.history import run_chain
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from tests.histories import kept as kept_histories
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"

@@ -21,8 +21,8 @@ from temporalio.client import Client
 
 from greenloop.domain.errors import GreenloopError
 from greenloop.domain.states import FixState
-from greenloop.reports.record import RunSummary
 from greenloop.reports.record import FixStatusView as StatusView  # (a Test* name pytest would try to collect)
+from greenloop.reports.record import RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workspace import worktree

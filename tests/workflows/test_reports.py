@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
-from greenloop.workflows.outcome import details
 from greenloop.reports.html import highlight_diff
 from greenloop.reports.summary_file import SCHEMA_VERSION, SummaryFile
+from greenloop.workflows.outcome import details
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, drive, fix_request
 

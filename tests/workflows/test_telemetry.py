@@ -203,7 +203,9 @@ async def test_worker_metrics_move_during_a_run_and_spans_reach_otlp(temporal_en
                for a in resource.attributes)
 
 
-async def test_escalations_waiting_counts_a_test_until_a_person_answers(temporal_env, demo_repo, tmp_path):
+async def test_escalations_waiting_counts_a_test_until_a_person_answers(private_temporal_env, demo_repo, tmp_path):
+    # Its own server: the gauge counts the whole namespace, which tests running beside it would move.
+    temporal_env = private_temporal_env
     llm = ScriptedLLMServer(Scenario.load(DEMO.parent / "scenarios" / "unfixable.yaml")).start()
     port, queue = free_port(), f"esc-{uuid.uuid4().hex[:6]}"
     address = temporal_env.client.service_client.config.target_host
