@@ -21,15 +21,12 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from ..activities import analysis as analysis_acts
     from ..activities import edits as edit_acts
-    from ..activities import fixing as fixing_acts
     from ..activities import testing as testing_acts
     from .control import ANSWER_HINT, parse_answer, shown
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
     from .models import (
-        AnalysisNote,
         AnalyzeInput,
         Answer,
         AnswerChoice,
@@ -39,7 +36,6 @@ with workflow.unsafe.imports_passed_through():
         FixInput,
         FixOneTestInput,
         FixOneTestResult,
-        FixProposal,
         FixState,
         FixStatusView,
         LLMSettings,
@@ -50,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
         Usage,
         Verdict,
     )
-    from .options import llm_options, quick_options, test_run_options
+    from .options import quick_options, test_run_options
     from .search import upsert_state
     from .validation_queue import CANDIDATE_SIGNAL, Candidate, QueueVerdict
 
@@ -58,7 +54,6 @@ with workflow.unsafe.imports_passed_through():
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
 # What failed, by activity, for a failed attempt's reason.
 STEPS = {
-    "analyze_failure": "the analysis failed", "propose_fix": "the fixer failed",
     "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
@@ -74,10 +69,6 @@ def failed_step(exc: ActivityError) -> str:
     what = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
     kind = f" ({cause.type})" if isinstance(cause, ApplicationError) and cause.type else ""
     return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
-# The patch that made the fixer's conversation a sequence of activities (histories from before replay).
-FIXER_CONVERSATION = "fixer-conversation"
-# The patch that made the analyzer's conversation a sequence of activities too.
-ANALYZER_CONVERSATION = "analyzer-conversation"
 
 
 @workflow.defn
@@ -313,8 +304,7 @@ class FixOneTestWorkflow:
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
                                      failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm())
-        note: AnalysisNote = await self._conversation(ANALYZER_CONVERSATION, analyzer_conversation,
-                                                      analysis_acts.analyze_failure, analyze_input)
+        note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
         if self._out_of_money():
@@ -326,8 +316,7 @@ class FixOneTestWorkflow:
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
                              attempts=self._attempts[:-1], llm=self._llm())
-        proposal: FixProposal = await self._conversation(FIXER_CONVERSATION, fixer_conversation,
-                                                         fixing_acts.propose_fix, fix_input)
+        proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
@@ -384,17 +373,6 @@ class FixOneTestWorkflow:
         elif verdict.verdict is Verdict.REGRESSION:
             self._regressions_prevented += 1
         return verdict.verdict, False
-
-    async def _conversation(self, patch: str, driven: Any, whole: Any, arg: Any) -> Any:
-        """A role's conversation: driven by this workflow, one activity per model call
-        (its usage counted call by call); in a run started before ``patch``, the
-        ``whole`` conversation one activity, as it was then."""
-        if workflow.patched(patch):
-            return await driven(arg, self._inp.request, self._count)
-        result = await host_activity(whole, arg, self._inp.workspace, self._inp.request,
-                                     llm_options(self._inp.request.heartbeat_timeout_s))
-        self._count(result.usage)
-        return result
 
     async def _validate(self, number: int) -> tuple[Verdict, str]:
         """The test alone first; the whole suite only when it passes."""

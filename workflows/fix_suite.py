@@ -85,7 +85,7 @@ with workflow.unsafe.imports_passed_through():
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
     from .search import upsert_run
-    from .validation_queue import CANDIDATE_SIGNAL, TEST_IMPACT, VALIDATION_QUEUE, Candidate
+    from .validation_queue import CANDIDATE_SIGNAL, Candidate
 
 DONE_PHASES = ("finalizing", "finished")
 # Less LLM money than this left for a test counts as none (a share this small buys no model call).
@@ -260,8 +260,7 @@ class FixSuiteWorkflow(MergeQueue):
         self._views = {v.test_id: v for v in progress.views}
         processed = 0
         concurrent = request.concurrency > 1
-        # Histories started before the validation queue validate each attempt alone.
-        queue = request.validation == "queue" and workflow.patched(VALIDATION_QUEUE)
+        queue = request.validation == "queue"
         while progress.remaining:
             await self._process_rollbacks()
             if queue and not self._abort_requested:
@@ -346,7 +345,7 @@ class FixSuiteWorkflow(MergeQueue):
         if initial.totals.problems:
             self._set_phase("re-running to find flaky tests")
             # In queue mode the re-run also records which tests run which files (test impact).
-            mapping = request.validation == "queue" and request.test_impact and workflow.patched(TEST_IMPACT)
+            mapping = request.validation == "queue" and request.test_impact
             recheck = await host_activity(
                 testing_acts.run_suite,
                 SuiteInput(workspace=ws, plan=plan, label="flaky-check", sandbox=request.sandbox, impact=mapping),

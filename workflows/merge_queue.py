@@ -61,14 +61,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-# The patch after which an abort cancels a batch's checks in flight.
-CANCEL_ON_ABORT = "cancel-batch-checks-on-abort"
-
-
-# The patch after which a test being fixed that an accepted batch made pass is told so.
-FIXED_ALONG = "queue-fixed-along"
-
-
 class Aborted(Exception):
     """The run was aborted in the middle of a batch: nothing of it is accepted."""
 
@@ -224,8 +216,6 @@ class MergeQueue:
     async def _cancel_on_abort(self, cache: dict[tuple[str, ...], asyncio.Future]) -> None:
         """An abort cancels the batch's checks in flight (their test processes are killed)."""
         await workflow.wait_condition(lambda: self._abort_requested)
-        if not workflow.patched(CANCEL_ON_ABORT):  # histories from before waited for the checks to end
-            return
         for check in cache.values():
             if not check.done():
                 check.cancel()
@@ -334,8 +324,7 @@ class MergeQueue:
             queued, known = set(progress.remaining), set(progress.fixed_along)
             progress.fixed_along += [t for t in check.suite.newly_passing if t in queued and t not in known]
             mine = {c.test_id for c in accepted}
-            along = [t for t in check.suite.newly_passing if t in self._children and t not in mine
-                     and workflow.patched(FIXED_ALONG)]
+            along = [t for t in check.suite.newly_passing if t in self._children and t not in mine]
             for t in along:
                 self._along[t] = f"passes now: fixed along with batch {n}"
             await asyncio.gather(*(self._signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))
