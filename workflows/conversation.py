@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
 async def converse(turn_activity: Any, tools_activity: Any, ws: Workspace, ref: str, llm: LLMSettings,
                    request: FixRequest, on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
     """Converse until the model stops calling tools, runs out of turns (``llm.max_tool_turns``)
-    or of its budget (``llm.budget_usd``, for this conversation alone): why it stopped
+    or of its budget (``llm.left_usd``, for this conversation alone): why it stopped
     (the last stop reason, ``"max_turns"`` or ``"budget"``) and what all its calls cost."""
     hb = request.heartbeat_timeout_s
     used, stop = Usage(), "max_turns"
@@ -53,7 +53,7 @@ async def converse(turn_activity: Any, tools_activity: Any, ws: Workspace, ref: 
         if not step.tool_calls:
             stop = step.stop
             break
-        if llm.budget_usd is not None and used.cost_usd >= llm.budget_usd:
+        if llm.left_usd is not None and used.cost_usd >= llm.left_usd:
             stop = "budget"
             break
         await host_activity(tools_activity, ToolsInput(workspace=ws, ref=ref, turn=turn), ws, request,

@@ -216,7 +216,7 @@ class FixOneTestWorkflow:
                     if self._out_of_money():
                         # No answer could buy more: left for a person, without waiting for one.
                         self._set(FixState.ESCALATED, f"its share of the LLM budget "
-                                  f"(${self._inp.request.llm.budget_usd:.4f}) was used up: left for a person")
+                                  f"(${self._inp.request.llm.share_usd:.4f}) was used up: left for a person")
                         return self._result()
                     if self._passes_now:
                         break
@@ -265,15 +265,15 @@ class FixOneTestWorkflow:
         self._usage = self._usage + usage
 
     def _out_of_money(self) -> bool:
-        share = self._inp.request.llm.budget_usd  # this test's share of the run's budget
+        share = self._inp.request.llm.share_usd
         return share is not None and self._usage.cost_usd >= share
 
     def _llm(self) -> LLMSettings:
         """Settings for the next conversation: it stops once this test's share is spent."""
         llm = self._inp.request.llm
-        if llm.budget_usd is None:
+        if llm.share_usd is None:
             return llm
-        return llm.model_copy(update={"budget_usd": max(llm.budget_usd - self._usage.cost_usd, 0.0)})
+        return llm.model_copy(update={"left_usd": max(llm.share_usd - self._usage.cost_usd, 0.0)})
 
     def _out_of_time(self) -> bool:
         deadline = self._inp.deadline_unix

@@ -463,7 +463,7 @@ class FixSuiteWorkflow(MergeQueue):
         if left is None:
             return request
         self._shares[test_id] = max(left, 0.0) / max(slots, 1)
-        return request.model_copy(update={"llm": request.llm.model_copy(update={"budget_usd": self._shares[test_id]})})
+        return request.model_copy(update={"llm": request.llm.model_copy(update={"share_usd": self._shares[test_id]})})
 
     async def _fix(self, request: FixRequest, progress: SuiteProgress, test_id: str,
                    workspace: Workspace, queue: bool = False) -> FixOneTestResult:
