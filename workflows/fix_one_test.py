@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
@@ -133,7 +132,7 @@ class FixOneTestWorkflow:
     # --- what people answer ------------------------------------------------------
 
     @workflow.update
-    async def answer(self, answer: Any) -> str:
+    async def answer(self, answer: object) -> str:
         """A person's answer to the escalation: retry N more attempts, skip or abort
         (``"skip"``, ``{"choice": "retry", "attempts": 2}`` or an ``Answer``)."""
         answer = parse_answer(answer, by="an update")
@@ -144,14 +143,14 @@ class FixOneTestWorkflow:
         return self._state.value
 
     @answer.validator
-    def _validate_answer(self, answer: Any) -> None:
+    def _validate_answer(self, answer: object) -> None:
         parse_answer(answer, by="an update")
         refused = self._refusal()
         if refused:
             raise ValueError(refused)
 
     @workflow.signal(name="answer")
-    def answer_signal(self, answer: Any) -> None:
+    def answer_signal(self, answer: object) -> None:
         """The same answer as a signal (tools and UIs that only send signals). One
         that cannot be read, or that the state cannot take, is recorded and ignored:
         the test's history and current details say so."""
@@ -228,7 +227,7 @@ class FixOneTestWorkflow:
                 if answer is None:  # it passes now: fixed along with another test's fix
                     self._applied_attempt = None
                     self._history.append(self._passes_now or "")
-                    self._set(FixState.FIXED, self._passes_now)
+                    self._set(FixState.FIXED, self._passes_now or "")
                     return self._result()
                 if answer.choice is AnswerChoice.RETRY and answer.by == BY_DEADLINE and (
                         self._out_of_time() or self._out_of_money()):

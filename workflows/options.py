@@ -75,7 +75,7 @@ def on_host(host_queue: str | None, host_timeout_s: int, options: ActivityOption
     return {**options, "task_queue": host_queue, "schedule_to_start_timeout": timedelta(seconds=host_timeout_s)}
 
 
-def test_run_options(timeout_s: int, heartbeat_s: int = 30) -> ActivityOptions:
+def test_run_options(timeout_s: float, heartbeat_s: int = 30) -> ActivityOptions:
     """Options for an activity that runs tests: long, heartbeating, so a lost
     worker is noticed within the heartbeat timeout and the run retried elsewhere.
     A cancelled run is waited for (its sandbox killed), so nothing rolls back or
