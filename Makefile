@@ -1,5 +1,6 @@
 # The two commands of the README. Both set up everything they need first.
-.PHONY: demo test setup
+# `make typecheck`: pyright, configured in pyproject.toml ([tool.pyright]).
+.PHONY: demo test setup typecheck
 
 setup:
 	@bash scripts/setup.sh
@@ -10,3 +11,6 @@ demo: setup
 test:
 	@bash scripts/setup.sh test
 	@.venv/bin/pytest -q
+
+typecheck:
+	@.venv/bin/pyright

@@ -25,7 +25,7 @@ from temporalio import activity
 from .. import telemetry
 from .errors import typed_errors
 from .host import on_host
-from .testing import _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import heartbeat_message, out_dir, execute_suite, load_report, load_statuses
 from .testing import run_single_test as run_alone
 from ..domain.errors import GreenloopError
 from ..parsers.models import Status
@@ -86,8 +86,8 @@ async def _together(inp: CheckInput, ws: Workspace, ids: list[str], at_least: in
     except GreenloopError:
         return None  # the framework cannot select these together: each alone
     with telemetry.span("greenloop.sandbox.run", label="validate-batch-single", backend=inp.sandbox.backend):
-        run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
-                              _heartbeat, command=command)
+        run = await run_tests(inp.plan, Path(ws.path), out_dir(ws, "validate-batch-single"), inp.sandbox,
+                              heartbeat_message, command=command)
     telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
     return {i: (t := run.report.find(i)) is not None and t.status in PASSING for i in ids}
 

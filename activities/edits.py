@@ -9,13 +9,13 @@ from temporalio import activity
 
 from .errors import typed_errors
 from .host import on_host, require_file
-from ..workflows.models import AppliedEdits, ApplyInput, RollbackInput
+from ..workflows.models import AppliedEdits, ApplyInput, RollbackInput, Workspace
 from ..workspace import worktree
 from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
 
 
-def _store(ws) -> BackupStore:
+def _store(ws: Workspace) -> BackupStore:
     return BackupStore(Path(ws.run_dir), Path(ws.path))
 
 

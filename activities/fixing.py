@@ -90,7 +90,7 @@ def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixIn
         else:
             proposal.failure_reason = "the fixer proposed no edit" + (f": {outcome_text[:300]}" if outcome_text else "")
     else:
-        changes = []
+        changes: list[tuple[str, str | None, str | None]] = []
         for e in edits:
             p = root / e.path
             changes.append((e.path, p.read_text(errors="replace") if p.is_file() else None, e.content))

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..domain.errors import ErrorKind, GreenloopError
+
+if TYPE_CHECKING:  # the request's module imports this one's readers
+    from ..workflows.models import FixRequest
 
 FILE = "greenloop.toml"
 
@@ -127,7 +130,7 @@ REQUEST_FIELDS = {"test_command": "test_command", "build_command": "build_comman
                   "language": "language", "setup_command": "setup", "single_test_command": "single_test_command"}
 
 
-def fill(request, root: Path):
+def fill(request: FixRequest, root: Path) -> FixRequest:
     """A ``FixRequest`` made without reading the repository's file (a git URL, a
     schedule, an API call) with the file's commands and variables where it has
     none; a request whose ``config_file`` is set already has them."""

@@ -167,7 +167,8 @@ class QueueDriver(Driver):
         progress, request = self.run.progress, self.run.request
         while True:
             await workflow.wait_condition(
-                lambda: bool(self._pending) or bool(self.run.rollback_queue) or self._closing or self.run.abort_requested)
+                lambda: bool(self._pending) or bool(self.run.rollback_queue) or self._closing
+                or self.run.abort_requested)
             if self.run.abort_requested:
                 self._pending.clear()
                 await workflow.wait_condition(lambda: self._closing)

@@ -7,7 +7,7 @@ Payloads stay small: raw outputs and reports live in the run directory
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -76,9 +76,12 @@ class Answer(BaseModel):
     @classmethod
     def _typed_by_hand(cls, value: object) -> object:
         if isinstance(value, str):
-            value = {"choice": value}
-        if isinstance(value, dict) and isinstance(value.get("choice"), str):
-            value = {**value, "choice": value["choice"].strip().lower()}
+            return {"choice": value.strip().lower()}
+        if isinstance(value, dict):
+            fields = cast("dict[str, object]", value)
+            if isinstance(choice := fields.get("choice"), str):
+                return {**fields, "choice": choice.strip().lower()}
+            return fields
         return value
 
 
@@ -292,7 +295,7 @@ class FixOneTestResult(BaseModel):
     batch: int | None = None  # validation queue: the batch that accepted the fix
     # Validation queue: attempts made again on the current files (written on files a fix accepted
     # meanwhile changed; not counted as attempts), with what their model calls cost and why.
-    remade: list[AttemptRecord] = Field(default_factory=list)
+    remade: list[AttemptRecord] = Field(default_factory=list[AttemptRecord])
 
 
 class FixStatusView(BaseModel):
@@ -336,7 +339,7 @@ class RunSummary(BaseModel):
     pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
     pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
-    tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
+    tests: list[FixStatusView] = Field(default_factory=list[FixStatusView])  # every test's final state, set when the run ends
 
 
 
@@ -601,7 +604,7 @@ class SuiteProgress(BaseModel):
     # Queued tests that an accepted fix made pass too (they are not driven; they count as fixed).
     fixed_along: list[str] = Field(default_factory=list)
     # Every accepted fix, in order: with the repository source, all a rebuild on another worker needs.
-    accepted: list[AcceptedChange] = Field(default_factory=list)
+    accepted: list[AcceptedChange] = Field(default_factory=list[AcceptedChange])
     rebuilds: int = 0  # times the run moved to another worker
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
     batches: int = 0  # validation queue: batches validated so far (they are numbered across the whole run)
