@@ -56,6 +56,16 @@ class Driver:
     async def drive(self, limit: int) -> int:
         raise NotImplementedError
 
+    def may_take(self, taken: int, limit: int, in_flight: bool) -> bool:
+        """Whether a driver that took ``taken`` tests (and has some ``in_flight``) may take
+        the next: tests are left, the run goes on, ``limit`` is not reached, the server
+        does not suggest continuing as new, and with no money left nothing is in flight
+        (what the tests in flight do not spend decides the next test)."""
+        run, progress = self.run, self.run.progress
+        return (bool(progress.remaining) and not run.abort_requested and taken < limit
+                and not (taken and workflow.info().is_continue_as_new_suggested())
+                and not (in_flight and run.out_of_money()))
+
     async def fix(self, request: FixRequest, test_id: str, workspace: Workspace,
                   queue: bool = False) -> FixOneTestResult:
         """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree);

@@ -69,11 +69,8 @@ class EachDriver(Driver):
         running: dict[asyncio.Future[FixOneTestResult], Worktree] = {}
         taken = 0
         while True:
-            while (len(running) < request.concurrency and progress.remaining and not run.abort_requested
-                   and progress.remaining[0] not in progress.retrying and taken < limit
-                   and not (taken and workflow.info().is_continue_as_new_suggested())
-                   # No money left but tests in flight: what they do not spend decides the next test.
-                   and not (running and run.out_of_money())):
+            while (len(running) < request.concurrency and self.may_take(taken, limit, bool(running))
+                   and progress.remaining[0] not in progress.retrying):
                 test_id = progress.remaining.pop(0)
                 taken += 1
                 if run.settled(test_id):

@@ -110,9 +110,7 @@ class QueueDriver(Driver):
         while True:
             while (len(running) - len(self._waiting) < request.concurrency
                    and len(running) < request.concurrency + request.max_batch
-                   and progress.remaining and not run.abort_requested and taken < limit
-                   and not (taken and workflow.info().is_continue_as_new_suggested())
-                   and not (running and run.out_of_money())):
+                   and self.may_take(taken, limit, bool(running))):
                 test_id = progress.remaining.pop(0)
                 taken += 1
                 if run.settled(test_id):
