@@ -49,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from ..activities import workspace as workspace_acts
     from ..domain.errors import ErrorKind
     from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, json_object, parse_reason, parse_test_id, shown
-    from .driver import child_id
+    from .driver import Driver, child_id
     from .each_driver import EachDriver
     from .host import HostLost, host_activity
     from .merge_queue import QueueDriver
@@ -104,7 +104,7 @@ def setup_failure(error: ApplicationError) -> str:
 class FixSuiteWorkflow:
     def __init__(self) -> None:
         self._run = RunState()
-        self._driver: EachDriver | QueueDriver | None = None  # made once the run has its queue of failures
+        self._driver: Driver | None = None  # made once the run has its queue of failures
         self._phase = "starting"
         self._ignored: list[str] = []  # signals the run could not take, and why
 
@@ -220,30 +220,36 @@ class FixSuiteWorkflow:
     @workflow.run
     async def run(self, start: FixRequest | Continued) -> RunSummary:
         request, resumed = (start.request, start.progress) if isinstance(start, Continued) else (start, None)
-        run = self._run
-        run.request = request
-        try:
+        self._run.request = request
+        try:  # set up, run the suite, order its failures (a continued run carries them)
             progress = resumed or await self._start_anywhere(request)
         except RunStopped as stopped:  # before the first suite run: nothing to fix or compare
             return await self._stop(request, stopped.workspace, stopped.summary)
-        run.progress = progress
-        driver = self._driver = QueueDriver(run, self) if request.validation == "queue" else EachDriver(run, self)
-        processed = 0
-        while progress.remaining:
-            await self.process_rollbacks()
-            if run.abort_requested:  # nothing more is driven: each test left is settled as aborted
-                run.settled(progress.remaining.pop(0))
-                processed += 1
-            else:
-                processed += await driver.drive(request.tests_per_run - processed)
-            if progress.remaining and (processed >= request.tests_per_run or workflow.info().is_continue_as_new_suggested()):
-                progress.views = list(run.views.values())
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(Continued(request=request, progress=progress))
+        self._run.progress = progress
+        self._driver = QueueDriver(self._run, self) if request.validation == "queue" else EachDriver(self._run, self)
+        await self._drive(self._driver)
         await self.process_rollbacks()
         summary = await self._finish(request, progress)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return summary
+
+    async def _drive(self, driver: Driver) -> None:
+        """Drive the tests left with the run's driver (once aborted, each is settled as
+        aborted); continue as new after ``tests_per_run`` tests, or when the server suggests it."""
+        run, request, progress = self._run, self._run.request, self._run.progress
+        processed = 0
+        while progress.remaining:
+            await self.process_rollbacks()
+            if run.abort_requested:
+                run.settled(progress.remaining.pop(0))
+                processed += 1
+            else:
+                processed += await driver.drive(request.tests_per_run - processed)
+            if progress.remaining and (processed >= request.tests_per_run
+                                       or workflow.info().is_continue_as_new_suggested()):
+                progress.views = list(run.views.values())
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(Continued(request=request, progress=progress))
 
     async def _start_anywhere(self, request: FixRequest) -> SuiteProgress:
         """Prepare and plan the run; when the worker that prepared it is lost before
