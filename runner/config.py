@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..domain.errors import ErrorKind, GreenloopError
-
-if TYPE_CHECKING:  # the request's module imports this one's readers
-    from ..workflows.models import FixRequest
 
 FILE = "greenloop.toml"
 
@@ -130,7 +127,19 @@ REQUEST_FIELDS = {"test_command": "test_command", "build_command": "build_comman
                   "language": "language", "setup_command": "setup", "single_test_command": "single_test_command"}
 
 
-def fill(request: FixRequest, root: Path) -> FixRequest:
+class Fillable(Protocol):
+    """What ``fill`` reads of a request (a ``FixRequest``, defined in a layer above this one)."""
+
+    config_file: str | None
+    env: dict[str, str]
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
+RequestT = TypeVar("RequestT", bound=Fillable)
+
+
+def fill(request: RequestT, root: Path) -> RequestT:
     """A ``FixRequest`` made without reading the repository's file (a git URL, a
     schedule, an API call) with the file's commands and variables where it has
     none; a request whose ``config_file`` is set already has them."""
