@@ -17,14 +17,15 @@ from .llm_errors import provider_errors
 from .testing import load_report, load_statuses
 from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
-from ..analysis.patterns import classify
+from ..analysis.localize import FailingTest, Localizer, Spectrum
+from ..analysis.patterns import classify, innermost_first
 from ..domain.errors import ErrorKind, GreenloopError
 from ..llm import prompts
 from ..llm.agent import run_agent
 from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..parsers.locate import SourceIndex
-from ..parsers.models import Status, TestResult
+from ..parsers.models import Status, TestReport, TestResult
 from ..runner.select import selected
 from ..workflows.models import (
     AnalysisNote,
@@ -36,6 +37,9 @@ from ..workflows.models import (
     SuiteAnalysisInput,
 )
 from ..workspace.events import log_event
+
+# Failing tests whose suspects are compared with a test's own (agreement).
+MAX_AGREEING = 200
 
 
 @activity.defn
@@ -50,7 +54,8 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
     passed_again = {t for t, s in again.items() if s in (Status.PASSED, Status.XPASSED)}
     flaky = [t.id for t in failing if t.id in passed_again]
     report.tests = [t for t in failing if t.id not in passed_again]
-    analysis = await asyncio.to_thread(analyze_report, report, Path(inp.workspace.path))
+    analysis = await asyncio.to_thread(analyze_report, report, Path(inp.workspace.path),
+                                       Spectrum.load(Path(inp.workspace.run_dir)))
     order = list(dict.fromkeys([*(t for g in analysis.groups for t in g.tests), *(t.id for t in report.tests)]))
     groups = [GroupNote(root_test=g.root_test, tests=g.tests, reason=g.reason, kind=g.kind.value)
               for g in analysis.groups]
@@ -62,16 +67,34 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
 def _pattern_note(inp: AnalyzeInput) -> tuple[TestResult, AnalysisNote]:
     """The failing test, classified, with its source context (no LLM)."""
     root = Path(inp.workspace.path)
-    test = load_report(inp.failure_run.report_path).find(inp.test_id)
+    report = load_report(inp.failure_run.report_path)
+    test = report.find(inp.test_id)
     if test is None:
         raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
-    c = classify(test, set(SourceIndex(root).files()))
-    context = build_context(root, test, c)
+    index = SourceIndex(root)
+    files = set(index.files())
+    c = classify(test, files)
+    localizer, others = _localizer(index, report, files, Path(inp.workspace.run_dir))
+    context = build_context(root, test, c, localizer, others)
     return test, AnalysisNote(
         kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
         error_site=f"{c.error_site.file}:{c.error_site.line}" if c.error_site else None,
         expected=c.expected, actual=c.actual, context_markdown=context.render(),
+        suspects=context.suspects,
     )
+
+
+def _localizer(index: SourceIndex, report: TestReport, files: set[str],
+               run_dir: Path) -> tuple[Localizer, list[FailingTest]]:
+    """Fault localization over the run's sources, with the suite's per-test coverage when it was
+    recorded, and the run's failing tests (whose shared suspects rank higher)."""
+    failing = report.failing
+    others = [FailingTest(id=t.id, file=t.file, line=t.line, frames=innermost_first(classify(t, files)))
+              for t in failing[:MAX_AGREEING]]
+    passing = [t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)]
+    localizer = Localizer(index, test_files={t.file for t in report.tests if t.file},
+                          spectrum=Spectrum.load(run_dir), passing=passing, failing=[t.id for t in failing])
+    return localizer, others
 
 
 def _analyzer_user(test: TestResult, note: AnalysisNote, inp: AnalyzeInput) -> str:

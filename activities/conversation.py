@@ -130,7 +130,7 @@ async def _model_call(inp: TurnInput) -> ModelTurnResult:
                              path=inp.ref)
     client = make_client(inp.llm, role=conv.role, context=conv.context)
     with telemetry.span(SPANS[conv.role], role=conv.role, test_id=conv.test_id, attempt=conv.attempt):
-        step = await model_turn(client, inp.llm, conv.system, conv.allow_edits, conv.messages)
+        step = await model_turn(client, inp.llm, conv.system, conv.messages)
     result = ModelTurnResult(usage=step.usage, stop=step.stop, tool_calls=[u["name"] for u in step.tool_uses])
     conv.messages.append(step.message)
     conv.turns.append(result)

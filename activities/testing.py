@@ -19,6 +19,7 @@ from .errors import typed_errors
 from .host import on_host, require_file
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers.models import Status, TestReport
+from ..analysis.localize import Spectrum
 from ..runner import config as project_config
 from ..runner import impact
 from ..runner.execute import run_tests
@@ -89,8 +90,12 @@ async def plan_tests(inp: PlanInput) -> SuitePlan:
 def _impact_map(ws: Workspace, report: TestReport) -> str | None:
     """Collect the per-test coverage the run recorded into the run's map (``runner/impact.py``);
     its path, or None when nothing was recorded."""
-    found = impact.collect(Path(ws.path), {t.id for t in report.tests})
+    known = {t.id for t in report.tests}
+    found = impact.collect(Path(ws.path), known)
+    lines = impact.collect_lines(Path(ws.path), known)
     impact.clear(Path(ws.path))
+    if lines:  # the spectrum fault localization reads (analysis/localize.py)
+        Spectrum(files=lines).save(Path(ws.run_dir))
     log_event(ws.run_dir, "impact_mapped", files=len(found.files), tests=len(found.tests))
     if not found.files:
         return None

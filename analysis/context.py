@@ -1,22 +1,35 @@
-"""The context a fixer needs for one failure (context-aware
-analysis): the failing test's source, the project frames of its stack with
-surrounding lines, the project files the test imports, and recent git
-changes touching them, all bounded in size."""
+"""The context a fixer needs for one failure, all bounded in size: the failing
+test's own function, then the functions most likely to hold the bug, ranked
+by fault localization (``analysis/localize.py``: the traceback, per-test
+coverage, what the test calls, agreement between failing tests) and shown
+whole with numbered lines and the reason each is shown, then further suspects
+by name, and recent git changes touching the files shown. When nothing can be
+ranked: the lines around the stack's project frames and the files the test
+imports."""
 
 from __future__ import annotations
 
 import posixpath
 import re
 import subprocess
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from .patterns import FailureClassification
+from .localize import FailingTest, Localizer, Suspect
+from .patterns import FailureClassification, innermost_first
+from .regions import Region
 from ..parsers.locate import SourceIndex
 from ..parsers.models import TestResult
 
 MAX_CONTEXT_CHARS = 24_000
+# The suspects' code in the first message (the test's own function comes on top of it).
+SUSPECT_CODE_CHARS = 7_000
+FIRST_SUSPECT_CHARS = 9_000  # the top suspect is shown whole up to this, whatever the test's size
+MAX_SHOWN = 6       # suspects shown whole
+MAX_FURTHER = 8     # further suspects named
+MAX_LISTED = 15     # suspects kept for the report
 SNIPPET_RADIUS = 12
 MAX_IMPORTS = 6
 MAX_LINE_CHARS = 400
@@ -43,12 +56,19 @@ class FailureContext(BaseModel):
     snippets: list[Snippet]
     recent_changes: str = ""
     truncated: bool = False
+    suspects: list[Suspect] = []   # ranked, best first (shown ones and further ones)
+    further: list[Suspect] = []    # ranked but not shown: named for the model to open
 
     def render(self) -> str:
-        """Markdown for a prompt: numbered source excerpts and recent changes."""
+        """Markdown for a prompt: numbered source excerpts (the test, then the suspects in rank
+        order, each saying why it is shown), further suspects by name, and recent changes."""
         parts = []
         for s in self.snippets:
             parts.append(f"### {s.file} lines {s.start_line}-{s.end_line} ({s.why})\n```\n{s.text}\n```")
+        if self.further:
+            listed = "\n".join(f"- `{s.file}:{s.start}-{s.end}` {s.function} — {'; '.join(s.reasons)}"
+                               for s in self.further)
+            parts.append(f"### Further suspects (not shown; open them if the code above is not the cause)\n{listed}")
         if self.recent_changes:
             parts.append(f"### Recent git changes touching these files\n```\n{self.recent_changes}\n```")
         return "\n\n".join(parts)
@@ -119,34 +139,121 @@ def recent_changes(root: Path, files: list[str], limit_chars: int = 4_000) -> st
     return out[:limit_chars]
 
 
-def build_context(root: Path, test: TestResult, classification: FailureClassification) -> FailureContext:
-    """Collect the bounded context for one failing test."""
-    index = SourceIndex(root)
+def _region_snippet(index: SourceIndex, file: str, start: int, end: int, why: str,
+                    hide: Iterable[tuple[int, int]] = ()) -> Snippet | None:
+    """Lines ``start``-``end`` of ``file``, numbered; each ``hide`` span is folded to one line."""
+    lines = index.lines(file)
+    if not lines:
+        return None
+    end = min(end, len(lines))
+    folded = sorted((a, b) for a, b in hide if start <= a <= b <= end and b - a >= 2)
+    out: list[str] = []
+    n = start
+    for a, b in folded:
+        out += [f"{k:5d}| {_cut(lines[k - 1])}" for k in range(n, a)]
+        out.append(f"     | ... lines {a}-{b} not shown ...")
+        n = b + 1
+    out += [f"{k:5d}| {_cut(lines[k - 1])}" for k in range(n, end + 1)]
+    return Snippet(file=file, start_line=start, end_line=end, why=why, text="\n".join(out))
+
+
+def _gaps(start: int, end: int, keep: set[int]) -> list[tuple[int, int]]:
+    """The spans of ``start``-``end`` not in ``keep``."""
+    spans: list[tuple[int, int]] = []
+    run: int | None = None
+    for k in range(start, end + 2):
+        if k <= end and k not in keep:
+            run = k if run is None else run
+        elif run is not None:
+            spans.append((run, k - 1))
+            run = None
+    return spans
+
+
+def _suspect_snippet(index: SourceIndex, s: Suspect, region: Region | None, near: int | None,
+                     ran: list[int], room: int) -> Snippet | None:
+    """A suspect whole (its docstring folded) when it fits in ``room``; else the lines the failing
+    test ran in it (coverage) or the lines around ``near`` (a frame in it), the rest folded."""
+    why = f"suspect: {s.function} — " + "; ".join(s.reasons)
+    doc = [region.doc] if region is not None and region.doc else []
+    whole = _region_snippet(index, s.file, s.start, s.end, why, hide=doc)
+    if whole is None or len(whole.text) <= room:
+        return whole
+    body = region.body_start if region is not None else s.start
+    keep = set(range(s.start, body)) - set(range(doc[0][0], doc[0][1] + 1) if doc else ())
+    if ran := [k for k in ran if s.start <= k <= s.end]:
+        keep |= {k + d for k in ran for d in (-1, 0, 1)}
+        how = "the lines the failing test ran shown"
+    else:
+        center = near if near is not None and s.start <= near <= s.end else body + SNIPPET_RADIUS
+        keep |= set(range(center - SNIPPET_RADIUS, center + SNIPPET_RADIUS + 1))
+        how = "the lines around the traceback shown" if near is not None else "its start shown"
+    part = _region_snippet(index, s.file, s.start, s.end, f"{why} ({how})", hide=_gaps(s.start, s.end, keep))
+    return part if part is not None and len(part.text) <= room else None
+
+
+def build_context(root: Path, test: TestResult, classification: FailureClassification,
+                  localizer: Localizer | None = None, others: Sequence[FailingTest] = ()) -> FailureContext:
+    """The bounded context for one failing test: the test itself, then the code most likely to hold
+    the bug (``analysis/localize.py``), whole functions in rank order within the budget, each with
+    why it is shown, then further suspects by name; lines around the stack's frames and the files
+    the test imports when nothing could be ranked."""
+    index = localizer.index if localizer is not None else SourceIndex(root)
+    localizer = localizer or Localizer(index)
+    me = FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification))
+    suspects = localizer.rank(me, others)
     snippets: list[Snippet] = []
-    if test.file:
+    own = localizer.test_region(me)
+    if own is not None and own.end - own.start <= 80:
+        s = _region_snippet(index, own.file, own.start, own.end, "the failing test")
+    elif test.file:
         s = _snippet(index, test.file, test.line, "the failing test", radius=20)
-        if s:
-            snippets.append(s)
-    for frame in classification.project_frames[:6]:
-        if any(s.file == frame.file and s.start_line <= frame.line <= s.end_line for s in snippets):
+    else:
+        s = None
+    if s:
+        snippets.append(s)
+    used = sum(len(x.text) for x in snippets)
+    frame_lines = {(f.file, f.line) for f in classification.project_frames}
+    shown: list[Suspect] = []
+    rest: list[Suspect] = []
+    for sus in suspects:
+        if own is not None and (sus.file, sus.start) == (own.file, own.start):
             continue
-        s = _snippet(index, frame.file, frame.line, "stack frame")
-        if s:
-            snippets.append(s)
-    if test.file:
-        for f in _imported_files(index, test.file):
-            if not any(s.file == f for s in snippets):
-                s = _snippet(index, f, None, f"imported by {test.file}", radius=40)
-                if s:
-                    snippets.append(s)
-    kept: list[Snippet] = []
-    size = 0
-    truncated = False
-    for s in snippets:
-        if size + len(s.text) > MAX_CONTEXT_CHARS:
-            truncated = True
-            break
-        kept.append(s)
-        size += len(s.text)
-    changes = recent_changes(root, list(dict.fromkeys(s.file for s in kept)))
-    return FailureContext(test_id=test.id, snippets=kept, recent_changes=changes, truncated=truncated)
+        near = next((line for file, line in frame_lines if file == sus.file and sus.start <= line <= sus.end), None)
+        room = SUSPECT_CODE_CHARS - used if shown else max(SUSPECT_CODE_CHARS - used, FIRST_SUSPECT_CHARS)
+        region = next((r for r in localizer.regions(sus.file) if r.start == sus.start), None)
+        ran = localizer.spectrum.files.get(sus.file, {}).get(test.id, []) if localizer.spectrum else []
+        snip = _suspect_snippet(index, sus, region, near, ran, room) if room > 200 and len(shown) < MAX_SHOWN \
+            else None
+        if snip is None:
+            rest.append(sus)
+            continue
+        snippets.append(snip)
+        shown.append(sus)
+        used += len(snip.text)
+    truncated = bool(rest)
+    if not shown:  # nothing ranked: the frames and the imported files, as before localization
+        for frame in classification.project_frames[:6]:
+            if any(x.file == frame.file and x.start_line <= frame.line <= x.end_line for x in snippets):
+                continue
+            snip = _snippet(index, frame.file, frame.line, "stack frame")
+            if snip:
+                snippets.append(snip)
+        if test.file:
+            for f in _imported_files(index, test.file):
+                if not any(x.file == f for x in snippets):
+                    snip = _snippet(index, f, None, f"imported by {test.file}", radius=40)
+                    if snip:
+                        snippets.append(snip)
+        kept: list[Snippet] = []
+        size = 0
+        for snip in snippets:
+            if size + len(snip.text) > MAX_CONTEXT_CHARS:
+                truncated = True
+                break
+            kept.append(snip)
+            size += len(snip.text)
+        snippets = kept
+    changes = recent_changes(root, list(dict.fromkeys(x.file for x in snippets)))
+    return FailureContext(test_id=test.id, snippets=snippets, recent_changes=changes, truncated=truncated,
+                          suspects=[*shown, *rest][:MAX_LISTED], further=rest[:MAX_FURTHER])

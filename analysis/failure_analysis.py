@@ -10,9 +10,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .grouping import FailureGroup, group_failures
-from .patterns import FailureClassification, FailureKind, classify
+from .localize import FailingTest, Localizer, Spectrum, Suspect
+from .patterns import FailureClassification, FailureKind, classify, innermost_first
 from ..parsers.locate import SourceIndex
-from ..parsers.models import TestReport
+from ..parsers.models import Status, TestReport
+
+PASSING = (Status.PASSED, Status.XPASSED)
 
 
 class ErrorPattern(BaseModel):
@@ -31,11 +34,12 @@ class FailureAnalysis(BaseModel):
     root_cause: str
 
 
-def analyze_report(report: TestReport, project_root: Path | None) -> FailureAnalysis:
-    """Analyse every failing test of ``report``."""
-    files = set(SourceIndex(project_root).files()) if project_root else set()
+def analyze_report(report: TestReport, project_root: Path | None, spectrum: Spectrum | None = None) -> FailureAnalysis:
+    """Analyse every failing test of ``report`` (grouped by their top suspects when the sources are there)."""
+    index = SourceIndex(project_root) if project_root else None
+    files = set(index.files()) if index else set()
     classified = [classify(t, files) for t in report.failing]
-    groups = group_failures(classified)
+    groups = group_failures(classified, top_suspects(report, classified, index, spectrum) if index else None)
     patterns: dict[FailureKind, list[FailureClassification]] = {}
     for c in classified:
         patterns.setdefault(c.kind, []).append(c)
@@ -52,6 +56,20 @@ def analyze_report(report: TestReport, project_root: Path | None) -> FailureAnal
         failures=classified, error_patterns=error_patterns, groups=groups, suggestions=suggestions,
         affected_files=affected, root_cause=_root_cause(report, classified, groups),
     )
+
+
+def top_suspects(report: TestReport, classified: list[FailureClassification], index: SourceIndex,
+                 spectrum: Spectrum | None) -> dict[str, Suspect]:
+    """Each failing test's top suspect (fault localization), where there is one."""
+    failing = [t.id for t in report.failing]
+    localizer = Localizer(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
+                          failing=failing, passing=[t.id for t in report.tests if t.status in PASSING])
+    out: dict[str, Suspect] = {}
+    for test, c in zip(report.failing, classified):
+        ranked = localizer.rank(FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(c)))
+        if ranked:
+            out[test.id] = ranked[0]
+    return out
 
 
 def _root_cause(report: TestReport, classified: list[FailureClassification], groups: list[FailureGroup]) -> str:

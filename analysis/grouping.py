@@ -1,6 +1,7 @@
-"""Root-cause grouping: failures that share an error site, a frame in the
-project's own (non-test) code, or the same message once volatile parts are
-masked, are one group, so one fix can serve the group and the suite fixes
+"""Root-cause grouping: failures whose most likely cause is the same function
+(fault localization's top suspect), else that share an error site or a frame
+in the project's own (non-test) code, else the same message once volatile
+parts are masked (never a bare assertion's), are one group, so one fix can serve the group and the suite fixes
 the group's root first (a "single function causing multiple test
 failures", "cascading failures")."""
 
@@ -10,6 +11,7 @@ import re
 
 from pydantic import BaseModel
 
+from .localize import MODULE_LEVEL, Suspect
 from .patterns import FailureClassification, FailureKind
 
 # Masks for parts of messages that differ between otherwise identical failures.
@@ -40,9 +42,16 @@ def message_signature(evidence: str) -> str:
     return sig.strip()[:200]
 
 
-def _links(c: FailureClassification) -> list[tuple[str, str]]:
-    """(key, reason) of everything another failure could share with ``c``."""
+def _links(c: FailureClassification, suspect: Suspect | None = None) -> list[tuple[str, str]]:
+    """(key, reason) of everything another failure could share with ``c``: its top suspect (the
+    function fault localization ranks first), else its error site and the project frames it passes
+    through, else (no site, not a bare assertion) its masked message."""
+    if suspect is not None and c.kind not in FIRST and suspect.function != MODULE_LEVEL:
+        return [(f"suspect:{suspect.file}:{suspect.start}",
+                 f"share their most likely cause, {suspect.function} ({suspect.file}:{suspect.start})")]
     if c.error_site is None:
+        if c.kind is FailureKind.ASSERTION:  # "assert 2 == 3" says nothing about where the bug is
+            return [(f"test:{c.test_id}", "no shared cause found")]
         key = f"message:{c.kind.value}:{message_signature(c.evidence)}"
         return [(key, f"fail with the same {c.kind.value} message")]
     out = [(f"site:{c.error_site.file}:{c.error_site.line}",
@@ -59,8 +68,10 @@ def _root_order(c: FailureClassification, position: int) -> tuple[int, int, int]
     return (FIRST.get(c.kind, 2), len(c.project_frames), position)
 
 
-def group_failures(classified: list[FailureClassification]) -> list[FailureGroup]:
-    """Groups, largest first; a failure with nothing in common is a group of one.
+def group_failures(classified: list[FailureClassification],
+                   suspects: dict[str, Suspect] | None = None) -> list[FailureGroup]:
+    """Groups, largest first; a failure with nothing in common is a group of one. ``suspects``:
+    each failing test's top suspect (``analysis/localize.py``), where one was found.
 
     Build errors and fixture errors are ordered before everything else: they
     make other tests fail and must be fixed first. Within a group the root
@@ -77,7 +88,7 @@ def group_failures(classified: list[FailureClassification]) -> list[FailureGroup
     owner: dict[str, int] = {}
     reason_of: dict[int, str] = {}
     for i, c in enumerate(classified):
-        for key, reason in _links(c):
+        for key, reason in _links(c, (suspects or {}).get(c.test_id)):
             if key not in owner:
                 owner[key] = i
                 continue
@@ -93,7 +104,7 @@ def group_failures(classified: list[FailureClassification]) -> list[FailureGroup
         idx.sort(key=lambda i: _root_order(classified[i], i))
         first = classified[idx[0]]
         groups.append((FIRST.get(first.kind, 2), -len(idx), idx[0], FailureGroup(
-            key=_links(first)[0][0], kind=first.kind,
+            key=_links(first, (suspects or {}).get(first.test_id))[0][0], kind=first.kind,
             reason=reason_of.get(root, "no shared cause found") if len(idx) > 1 else "no shared cause found",
             root_test=first.test_id, tests=[classified[i].test_id for i in idx],
         )))

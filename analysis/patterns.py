@@ -197,10 +197,8 @@ def classify(test: TestResult, project_files: set[str] | frozenset[str] = frozen
             expected, actual = m.group(e).strip()[:200], m.group(a).strip()[:200]
             break
     frames = project_frames(text, set(project_files))
-    # Python tracebacks list the innermost call last, other stacks first: the
-    # error site is the innermost project frame outside the test either way.
-    innermost_first = frames[::-1] if frames and all(f.file.endswith(".py") for f in frames) else frames
-    site = next((f for f in innermost_first if f.file != test.file), frames[0] if frames else None)
+    # The error site is the innermost project frame outside the test.
+    site = next((f for f in _nearest_first(frames) if f.file != test.file), frames[0] if frames else None)
     suggestion = SUGGESTIONS[kind]
     if site is not None:
         suggestion += f" (error site {site.file}:{site.line})"
@@ -208,3 +206,13 @@ def classify(test: TestResult, project_files: set[str] | frozenset[str] = frozen
         test_id=test.id, test_file=test.file, kind=kind, evidence=evidence, expected=expected, actual=actual,
         error_site=site, project_frames=frames, suggestion=suggestion,
     )
+
+
+def innermost_first(c: FailureClassification) -> list[Frame]:
+    """The project frames of a failure, nearest the error first."""
+    return _nearest_first(c.project_frames)
+
+
+def _nearest_first(frames: list[Frame]) -> list[Frame]:
+    # Python tracebacks list the innermost call last, other stacks first.
+    return frames[::-1] if frames and all(f.file.endswith(".py") for f in frames) else list(frames)

@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from .. import telemetry
 from ..domain.llm import LLMSettings, Usage
 from .client import usage_of
-from .tools import EDIT_TOOLS, READ_TOOLS, Overlay
+from . import editor
+from .tools import SEARCH_TOOL, Overlay
 
 
 class AgentOutcome(BaseModel):
@@ -65,21 +66,23 @@ class ModelTurn(BaseModel):
     tool_uses: list[dict[str, Any]]
 
 
-def tool_list(allow_edits: bool) -> list[dict[str, Any]]:
-    return _cached_tools(READ_TOOLS + (EDIT_TOOLS if allow_edits else []))
+def tool_list(model: str) -> list[dict[str, Any]]:
+    """Anthropic's text-editor tool for ``model`` and the search tool; the analyzer gets the same
+    tools, and its edit commands are answered with an error (``allow_edits``)."""
+    return _cached_tools([editor.declaration(model), SEARCH_TOOL])
 
 
 def system_blocks(system: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
 
 
-async def model_turn(client: Any, settings: LLMSettings, system: str, allow_edits: bool,
+async def model_turn(client: Any, settings: LLMSettings, system: str,
                      messages: list[dict[str, Any]]) -> ModelTurn:
     """Ask the model once, with the conversation so far."""
     with telemetry.span("greenloop.llm.call", model=settings.model, turn=len(messages)) as current:
         response = await client.messages.create(
             model=settings.model, max_tokens=settings.max_tokens, system=system_blocks(system),
-            tools=tool_list(allow_edits), messages=_with_cache_breakpoints(messages),
+            tools=tool_list(settings.model), messages=_with_cache_breakpoints(messages),
         )
         usage = usage_of(settings.model, response.usage)
         telemetry.record_model_call(current, usage)
@@ -95,9 +98,11 @@ def run_tools(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bo
               calls: list[str]) -> dict[str, Any]:
     """Run the tool calls of one model turn against ``overlay``; the user message with their results."""
     results = []
+    edit = editor.Editor(overlay)
+    more = {name: lambda **args: edit.call(args, allow_edits=allow_edits) for name in editor.NAMES}
     for use in tool_uses:
         calls.append(use["name"])
-        out, is_error = overlay.call(use["name"], use["input"], allow_edits=allow_edits)
+        out, is_error = overlay.call(use["name"], use["input"], allow_edits=allow_edits, more=more)
         results.append({"type": "tool_result", "tool_use_id": use["id"], "content": out, "is_error": is_error})
     return {"role": "user", "content": results}
 
@@ -122,7 +127,7 @@ async def run_agent(
     calls: list[str] = []
     for turn in range(1, settings.max_tool_turns + 1):
         heartbeat(f"model turn {turn}")
-        step = await model_turn(client, settings, system, allow_edits, messages)
+        step = await model_turn(client, settings, system, messages)
         usage = usage + step.usage
         if not step.tool_uses:
             return AgentOutcome(text=step.text, usage=usage, turns=turn, stop=step.stop, tool_calls=calls)

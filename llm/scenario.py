@@ -9,15 +9,20 @@ A scenario is a YAML file::
         response:
           text: "The cart overwrites quantities."
           tool_calls:
-            - name: replace_in_file
-              input: {path: shop/cart.py, old: "...", new: "..."}
+            - name: str_replace_based_edit_tool
+              input: {command: str_replace, path: shop/cart.py, old_str: "...", new_str: "..."}
       - trigger: {role: fixer, turn: 2}
         response: {text: "Done."}
     default: {text: "I cannot help with that."}
 
-Every condition of a trigger must hold. Rules are tried by descending
-priority (file order among equals); the first match answers, else the
-default. A response may instead be an API error (``error: {status: 429}``)
+Tool calls name Anthropic's text-editor tool (``str_replace_based_edit_tool``
+with ``command: view | str_replace | create | insert``), the ``search`` tool, or
+Greenloop's earlier tools, which keep working (``read_file {path, start_line,
+end_line}``, ``list_dir {path}``, ``replace_in_file {path, old_text,
+new_text}``, ``insert_lines {path, after_line, text}``, ``create_file {path,
+content}``). Every condition of a trigger must hold. Rules are tried by
+descending priority (file order among equals); the first match answers, else
+the default. A response may instead be an API error (``error: {status: 429}``)
 and may be limited to fire ``times`` times. Matching is pure: the caller
 supplies the ``RequestContext`` (role, per-role iteration, turn, previous
 role, messages), which the server derives from the request.
@@ -66,6 +71,7 @@ class ApiError(BaseModel):
     status: int = 529
     type: str | None = None
     message: str = "scripted error"
+    retry_after_s: float | None = None  # the retry-after header sent with it (429/529 send 0 when unset)
 
     @property
     def error_type(self) -> str:

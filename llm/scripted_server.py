@@ -147,22 +147,28 @@ class ScriptedLLM:
                 "model": body.get("model", "scripted"), "content": content, "stop_reason": stop,
                 "stop_sequence": None, "usage": usage}
 
-    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any], float]:
-        """HTTP status, JSON body and delay for one Messages request."""
+    def answer(self, body: dict[str, Any],
+               headers: dict[str, str]) -> tuple[int, dict[str, Any], float, dict[str, str]]:
+        """HTTP status, JSON body, delay and extra headers for one Messages request."""
         with self._lock:
             ctx = self._context(body, headers)
             response, rule = self.matcher.choose(ctx)
+            extra: dict[str, str] = {}
             if response.error is not None:
                 status = response.error.status
                 payload = {"type": "error",
                            "error": {"type": response.error.error_type, "message": response.error.message}}
+                if response.error.retry_after_s is not None:
+                    extra["retry-after"] = f"{response.error.retry_after_s:g}"
+                elif status in (429, 529):
+                    extra["retry-after"] = "0"
             else:
                 status, payload = 200, self._message(body, response)
             self.requests.append(RecordedRequest(
                 context=ctx.context, role=ctx.role, iteration=ctx.iteration, turn=ctx.turn,
                 previous_role=ctx.previous_role, rule=rule, body=body, response=payload, status=status,
             ))
-            return status, payload, response.delay_s
+            return status, payload, response.delay_s, extra
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -199,10 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad JSON"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, payload, delay = self.server.llm.answer(body, headers)
+        status, payload, delay, extra = self.server.llm.answer(body, headers)
         if delay:
             time.sleep(delay)
-        extra = {"retry-after": "0"} if status in (429, 529) else None
         self._send(status, payload, extra)
 
 

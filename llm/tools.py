@@ -13,6 +13,7 @@ import fnmatch
 import os
 import re
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ..domain.edits import Edit
@@ -22,6 +23,15 @@ from ..workspace.policy import EditRejected, check_content, confine
 MAX_READ_CHARS = 60_000
 MAX_SEARCH_HITS = 60
 
+# The search tool beside Anthropic's text editor (which has no search), in every conversation.
+SEARCH_TOOL: dict[str, Any] = {
+    "name": "search", "description": "Search the repository's text files for a regular expression; "
+    "answers path:line: text for each matching line.",
+    "input_schema": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "a Python regular expression"},
+        "glob": {"type": "string", "description": "only files matching this, e.g. src/**/*.py"}},
+        "required": ["pattern"]}}
+# Greenloop's earlier tool declarations: still answered when called (scenarios use them).
 READ_TOOLS: list[dict[str, Any]] = [
     {"name": "read_file", "description": "Read a text file of the repository, with line numbers.",
      "input_schema": {"type": "object", "properties": {
@@ -82,7 +92,8 @@ class Overlay:
             return self.changes[rel]
         return self._read_disk(rel)
 
-    def _rel(self, path: Any, *, for_edit: bool = False) -> str:
+    def resolve(self, path: Any, *, for_edit: bool = False) -> str:
+        """``path`` as a repository-relative path, confined; a ``ToolError`` when it is not allowed."""
         if not isinstance(path, str) or not path.strip():
             raise ToolError("`path` must be a non-empty string")
         try:
@@ -93,7 +104,7 @@ class Overlay:
             raise ToolError(f"refused: {exc.message}") from None
 
     def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        rel = self._rel(path)
+        rel = self.resolve(path)
         text = self.text(rel)
         if text is None:
             raise ToolError(f"{rel} does not exist")
@@ -121,7 +132,7 @@ class Overlay:
         return sorted(files)
 
     def list_dir(self, path: str = ".") -> str:
-        prefix = "" if path in (".", "", "./") else self._rel(path).rstrip("/") + "/"
+        prefix = "" if path in (".", "", "./") else self.resolve(path).rstrip("/") + "/"
         entries: set[str] = set()
         for f in self._all_files():
             if f.startswith(prefix):
@@ -153,7 +164,8 @@ class Overlay:
 
     # --- editing -----------------------------------------------------------------
 
-    def _write(self, rel: str, content: str) -> None:
+    def write(self, rel: str, content: str) -> None:
+        """Put ``content`` in the overlay, after the edit policy's content checks."""
         existing = (self.root / rel).read_bytes() if (self.root / rel).is_file() else None
         try:
             check_content(rel, content, existing)
@@ -163,7 +175,7 @@ class Overlay:
         self.changes[rel] = content
 
     def replace_in_file(self, path: str, old_text: str, new_text: str) -> str:
-        rel = self._rel(path, for_edit=True)
+        rel = self.resolve(path, for_edit=True)
         text = self.text(rel)
         if text is None:
             raise ToolError(f"{rel} does not exist (use create_file)")
@@ -172,11 +184,11 @@ class Overlay:
         count = text.count(old_text)
         if count != 1:
             raise ToolError(f"old_text occurs {count} times in {rel}; it must occur exactly once")
-        self._write(rel, text.replace(old_text, new_text, 1))
+        self.write(rel, text.replace(old_text, new_text, 1))
         return f"replaced 1 occurrence in {rel}"
 
     def insert_lines(self, path: str, after_line: int, text: str) -> str:
-        rel = self._rel(path, for_edit=True)
+        rel = self.resolve(path, for_edit=True)
         current = self.text(rel)
         if current is None:
             raise ToolError(f"{rel} does not exist (use create_file)")
@@ -184,24 +196,29 @@ class Overlay:
         if not isinstance(after_line, int) or not 0 <= after_line <= len(lines):
             raise ToolError(f"after_line must be between 0 and {len(lines)}")
         insert = text if text.endswith("\n") else text + "\n"
-        self._write(rel, "".join(lines[:after_line]) + insert + "".join(lines[after_line:]))
+        self.write(rel, "".join(lines[:after_line]) + insert + "".join(lines[after_line:]))
         return f"inserted {insert.count(chr(10))} line(s) into {rel} after line {after_line}"
 
     def create_file(self, path: str, content: str) -> str:
-        rel = self._rel(path, for_edit=True)
+        rel = self.resolve(path, for_edit=True)
         if self.text(rel) is not None:
             raise ToolError(f"{rel} already exists (use replace_in_file)")
-        self._write(rel, content)
+        self.write(rel, content)
         return f"created {rel}"
 
     # --- dispatch ----------------------------------------------------------------
 
-    def call(self, name: str, args: Any, *, allow_edits: bool) -> tuple[str, bool]:
-        """Run one tool call; returns (result text, is_error)."""
-        tools = {"read_file": self.read_file, "list_dir": self.list_dir, "search": self.search}
+    def call(self, name: str, args: Any, *, allow_edits: bool,
+             more: dict[str, Callable[..., str]] | None = None) -> tuple[str, bool]:
+        """Run one tool call; returns (result text, is_error). ``more``: further tools by name (the
+        text-editor tool, ``llm/editor.py``). Greenloop's own tool names (``read_file``,
+        ``replace_in_file``...) keep working, so scenarios written with them still run."""
+        tools: dict[str, Callable[..., str]] = {"read_file": self.read_file, "list_dir": self.list_dir,
+                                                "search": self.search}
         if allow_edits:
             tools |= {"replace_in_file": self.replace_in_file, "insert_lines": self.insert_lines,
                       "create_file": self.create_file}
+        tools |= more or {}
         fn = tools.get(name)
         if fn is None:
             self.malformed.append(f"unknown tool {name!r}")

@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field
 
 IMPACT_DIR = ".greenloop/impact"
 PLUGIN = "greenloop_impact"
-PLUGIN_SOURCE = '''"""Greenloop (runner/impact.py): per-test coverage contexts, written as {file: [test ids]}."""
+PLUGIN_SOURCE = '''"""Greenloop (runner/impact.py): per-test coverage contexts, written as {file: [test ids]}
+and {file: {test id: [lines]}}."""
 import json
 import os
 
@@ -63,19 +64,26 @@ def pytest_unconfigure(config):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this file is <root>/.greenloop/
     data = _cov.get_data()
     files = {}
+    lines = {}
     for path in data.measured_files():
         rel = os.path.relpath(path, root)
         if rel.startswith("..") or "site-packages" in rel or rel.startswith((".greenloop", ".venv")):
             continue
-        tests = set()
-        for contexts in data.contexts_by_lineno(path).values():
-            tests.update(c for c in contexts if c)
-        if tests:
-            files[rel.replace(os.sep, "/")] = sorted(tests)
+        by_test = {}
+        for lineno, contexts in data.contexts_by_lineno(path).items():
+            for c in contexts:
+                if c:
+                    by_test.setdefault(c, []).append(lineno)
+        if by_test:
+            rel = rel.replace(os.sep, "/")
+            files[rel] = sorted(by_test)
+            lines[rel] = {t: sorted(n) for t, n in by_test.items()}
     out = os.path.join(root, ".greenloop", "impact")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "impact-%d.json" % os.getpid()), "w") as f:
         json.dump(files, f)
+    with open(os.path.join(out, "lines-%d.json" % os.getpid()), "w") as f:
+        json.dump(lines, f)
 '''
 FRAMEWORKS = ("pytest",)
 
@@ -136,6 +144,24 @@ def collect(workspace: Path, known: set[str]) -> ImpactMap:
             files.setdefault(str(file), set()).update(str(t) for t in tests if str(t) in known)
     return ImpactMap(files={f: sorted(t) for f, t in sorted(files.items()) if t})
 
+
+def collect_lines(workspace: Path, known: set[str]) -> dict[str, dict[str, list[int]]]:
+    """The lines each test ran, per file (the spectrum fault localization reads), restricted to
+    test ids the suite's report knows."""
+    files: dict[str, dict[str, set[int]]] = {}
+    for part in sorted((workspace / IMPACT_DIR).glob("lines-*.json")):
+        try:
+            data = json.loads(part.read_text())
+        except (OSError, ValueError):
+            continue
+        for file, by_test in data.items() if isinstance(data, dict) else ():
+            if not isinstance(by_test, dict):
+                continue
+            into = files.setdefault(str(file), {})
+            for test, lines in by_test.items():
+                if str(test) in known and isinstance(lines, list):
+                    into.setdefault(str(test), set()).update(int(n) for n in lines if isinstance(n, int))
+    return {f: {t: sorted(n) for t, n in sorted(by.items())} for f, by in sorted(files.items()) if by}
 
 
 def load(path: str | None) -> ImpactMap | None:

@@ -12,6 +12,7 @@ from typing import Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..domain.edits import EditSet
+from ..analysis.localize import Suspect
 from ..domain.llm import LLMSettings, Usage
 from ..parsers.models import Status, Totals
 from ..runner.plan import SuitePlan
@@ -248,6 +249,8 @@ class AnalysisNote(BaseModel):
     expected: str | None = None
     actual: str | None = None
     context_markdown: str = ""
+    # Fault localization's ranked suspects (analysis/localize.py), best first: the report shows them.
+    suspects: list[Suspect] = Field(default_factory=list[Suspect])
     llm_analysis: str = ""
     usage: Usage = Field(default_factory=Usage)
 

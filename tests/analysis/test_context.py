@@ -83,22 +83,49 @@ def test_context_has_the_test_its_frames_its_imports_and_recent_changes(tmp_path
     assert [(f.file, f.line) for f in c.project_frames] == [("tests/test_cart.py", 7), ("shop/cart.py", 12),
                                                             ("shop/cart.py", 8)]
     ctx = build_context(tmp_path, test, c)
-    assert [(s.file, s.why) for s in ctx.snippets] == [
-        ("tests/test_cart.py", "the failing test"),
-        ("shop/cart.py", "stack frame"),  # one excerpt covers both frames of cart.py
-        ("shop/util.py", "imported by tests/test_cart.py"),
-        ("tests/helpers.py", "imported by tests/test_cart.py"),  # "from .helpers import"
+    # The test's own function, then the suspects whole, in rank order, each saying why it is shown:
+    # the innermost frame's function first, then its caller, then what the test's calls call.
+    assert [(s.file, s.start_line, s.end_line) for s in ctx.snippets] == [
+        ("tests/test_cart.py", 6, 7), ("shop/cart.py", 7, 8), ("shop/cart.py", 11, 12), ("shop/util.py", 1, 2)]
+    assert [s.why for s in ctx.snippets[1:]] == [
+        "suspect: price — in the traceback (innermost project frame); called 2 calls below the test",
+        "suspect: total — in the traceback; called by the test",
+        "suspect: money — called 2 calls below the test",
     ]
-    cart = ctx.snippets[1]
-    assert cart.start_line == 1 and cart.end_line == 12
-    assert "    8|     return PRICES[name]" in cart.text and "   12|     return money(" in cart.text
+    assert [(s.function, s.start, s.end) for s in ctx.suspects] == [("price", 7, 8), ("total", 11, 12),
+                                                                    ("money", 1, 2)]
+    assert "    8|     return PRICES[name]" in ctx.snippets[1].text
+    assert "   12|     return money(" in ctx.snippets[2].text
     assert "    7|     assert total(basket(\"kiwi\")) == 3" in ctx.snippets[0].text
+    # test helpers (tests/helpers.py) are never suspects
+    assert all(not s.file.startswith("tests/") for s in ctx.suspects)
     # git history of the files in the context: the breaking commit, not the docs one
     assert "price raises on unknown fruit" in ctx.recent_changes and "initial shop" in ctx.recent_changes
     assert "docs only" not in ctx.recent_changes
     assert not ctx.truncated
     md = ctx.render()
-    assert "### shop/cart.py lines 1-12 (stack frame)" in md and "### Recent git changes" in md
+    assert "### shop/cart.py lines 7-8 (suspect: price" in md and "### Recent git changes" in md
+
+
+def test_a_bug_below_the_test_is_shown_whole_without_a_traceback(tmp_path):
+    """An assertion failure prints only the test's line; the wrong value is computed two calls down."""
+    write(tmp_path, "shop/__init__.py", "")
+    write(tmp_path, "shop/tax.py", "def rate(region):\n    return {'eu': 0.2, 'us': 0.07}[region]\n\n\n"
+                                   "def with_tax(amount, region):\n    return amount * (1 + rate(region) * 10)\n")
+    write(tmp_path, "shop/cart.py", "from shop.tax import with_tax\n\n\ndef total(items, region):\n"
+                                    "    return round(sum(with_tax(p, region) for p in items), 2)\n")
+    write(tmp_path, "shop/unrelated.py", "".join(f"def helper{i}(x):\n    return x + {i}\n\n\n" for i in range(50)))
+    write(tmp_path, "tests/test_cart.py", "from shop.cart import total\n\n\ndef test_total_eu():\n"
+                                          "    assert total([10], 'eu') == 12\n")
+    test = TestResult(id="tests/test_cart.py::test_total_eu", status=Status.FAILED, file="tests/test_cart.py",
+                      line=4, message="assert 30.0 == 12",
+                      details=f"{tmp_path}/tests/test_cart.py:5: in test_total_eu\nE   assert 30.0 == 12")
+    ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
+    shown = [s.file + ":" + str(s.start_line) for s in ctx.snippets]
+    assert shown[:1] == ["tests/test_cart.py:4"]
+    assert set(shown[1:4]) == {"shop/cart.py:4", "shop/tax.py:5", "shop/tax.py:1"}
+    assert "    6|     return amount * (1 + rate(region) * 10)" in ctx.render()
+    assert not any("unrelated" in s for s in shown)
 
 
 def test_js_relative_requires_resolve_from_the_test_directory(tmp_path):
@@ -126,8 +153,23 @@ def test_context_stays_bounded_with_huge_files_and_many_frames(tmp_path):
     test = TestResult(id="tests/test_cart.py::test_total_kiwi", status=Status.FAILED, file="tests/test_cart.py",
                       line=6, message="KeyError: 'kiwi'", details=details)
     ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
-    assert ctx.snippets[0].why == "the failing test" and ctx.snippets[1].file == "shop/huge.py"
-    assert "...[line cut]" in ctx.snippets[1].text
+    assert ctx.snippets[0].why == "the failing test"
+    # the frame nearest the error (Python prints it last) is shown first, around its line
+    assert (ctx.snippets[1].file, ctx.snippets[1].start_line) == ("shop/m39.py", 231)
     assert sum(len(s.text) for s in ctx.snippets) <= MAX_CONTEXT_CHARS
     assert len(ctx.render()) < MAX_CONTEXT_CHARS + 6_000
     assert len(ctx.snippets) <= 9
+    # further frames are named for the model to open, not pasted
+    assert ctx.truncated and "Further suspects" in ctx.render()
+
+
+def test_a_minified_line_is_cut(tmp_path):
+    make_repo(tmp_path)
+    write(tmp_path, "shop/huge.py", "x = 1\n" * 20 + "var a=" + "1," * 500_000 + "1;\n" + "y = 2\n" * 20)
+    details = (f'Traceback (most recent call last):\n  File "{tmp_path}/tests/test_cart.py", line 7, in t\n'
+               f'  File "{tmp_path}/shop/huge.py", line 22, in <module>\nKeyError: \'kiwi\'')
+    test = TestResult(id="tests/test_cart.py::test_total_kiwi", status=Status.FAILED, file="tests/test_cart.py",
+                      line=6, message="KeyError: 'kiwi'", details=details)
+    ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
+    huge = next(s for s in ctx.snippets if s.file == "shop/huge.py")
+    assert "...[line cut]" in huge.text and len(huge.text) < 3_000

@@ -153,3 +153,44 @@ def test_root_cause_for_builds_environments_and_independent_failures():
     mixed = report([failing("a", "KeyError: 'x'"), failing("b", "IndexError: list index out of range")])
     assert analyze_report(mixed, None).root_cause == "2 independent failure group(s)"
     assert analyze_report(report([TestResult(id="ok", status=Status.PASSED)]), None).root_cause == "no failures"
+
+
+def _project(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_three_bugs_with_one_generic_assertion_message_are_three_groups(tmp_path):
+    """A bare assertion message says nothing about where the bug is: grouping follows the suspects."""
+    _project(tmp_path, {
+        "lib/a.py": "def area(w):\n    return w * 3\n", "lib/b.py": "def perimeter(w):\n    return w * 5\n",
+        "lib/c.py": "def volume(w):\n    return w * 7\n",
+        "tests/test_geo.py": "from lib.a import area\nfrom lib.b import perimeter\nfrom lib.c import volume\n\n\n"
+                             "def test_area():\n    assert area(2) == 4\n\n\ndef test_perimeter():\n"
+                             "    assert perimeter(2) == 8\n\n\ndef test_volume():\n    assert volume(2) == 8\n"})
+    tests = [failing(f"tests/test_geo.py::test_{n}", "AssertionError: assert 6 == 4",
+                     f"tests/test_geo.py:{line}: AssertionError", "tests/test_geo.py")
+             for n, line in (("area", 7), ("perimeter", 11), ("volume", 15))]
+    for t, line in zip(tests, (6, 10, 14)):
+        t.line = line
+    analysis = analyze_report(TestReport(framework="pytest", tests=tests), tmp_path)
+    assert sorted(len(g.tests) for g in analysis.groups) == [1, 1, 1]
+
+
+def test_two_messages_one_suspect_are_one_group(tmp_path):
+    """One broken function fails two tests with unrelated messages: one group, one request."""
+    _project(tmp_path, {
+        "lib/text.py": "def slug(s):\n    return s.lower().replace(' ', '_')\n\n\n"
+                       "def title(s):\n    return s.title()\n",
+        "tests/test_text.py": "from lib.text import slug\n\n\ndef test_slug_spaces():\n"
+                              "    assert slug('A B') == 'a-b'\n\n\ndef test_slug_len():\n"
+                              "    assert len(slug('A B C')) == 4\n"})
+    tests = [failing("tests/test_text.py::test_slug_spaces", "AssertionError: assert 'a_b' == 'a-b'",
+                     "tests/test_text.py:5: AssertionError", "tests/test_text.py"),
+             failing("tests/test_text.py::test_slug_len", "AssertionError: assert 5 == 4",
+                     "tests/test_text.py:9: AssertionError", "tests/test_text.py")]
+    tests[0].line, tests[1].line = 4, 8
+    analysis = analyze_report(TestReport(framework="pytest", tests=tests), tmp_path)
+    assert [sorted(g.tests) for g in analysis.groups] == [sorted(t.id for t in tests)]
+    assert analysis.groups[0].reason == "share their most likely cause, slug (lib/text.py:1)"

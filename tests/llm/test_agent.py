@@ -7,6 +7,8 @@ Temporal's retries."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import socket
 
 import anthropic
@@ -77,6 +79,22 @@ DONE = {"trigger": {"turn": 3}, "response": {"text": "total() subtracted 1; remo
                                             "input_tokens": 1700, "output_tokens": 20}}
 
 
+async def test_a_scenario_with_the_native_editor_commands_fixes_like_the_old_names(repo, api_key):
+    """The same conversation in Anthropic's text-editor commands: view, then str_replace."""
+    name = "str_replace_based_edit_tool"
+    view = {"trigger": {"turn": 1}, "response": {"tool_calls": [
+        {"name": name, "input": {"command": "view", "path": "shop/cart.py"}}]}}
+    edit = {"trigger": {"turn": 2, "last": "sum\\(items\\) - 1"}, "response": {"tool_calls": [
+        {"name": name, "input": {"command": "str_replace", "path": "shop/cart.py", "old_str": "sum(items) - 1",
+                                 "new_str": "sum(items)"}}]}}
+    with ScriptedLLMServer(scenario(view, edit, DONE)) as server:
+        outcome, overlay = await converse(server, repo)
+        second = server.requests[1].body["messages"][2]["content"][0]
+    assert (outcome.stop, outcome.tool_calls) == ("end_turn", [name, name])
+    assert second["content"].startswith("Here's the result of running `cat -n` on shop/cart.py:")
+    assert [(e.path, e.content) for e in overlay.edits()] == [("shop/cart.py", CART.replace(" - 1", ""))]
+
+
 async def test_tokens_and_cost_are_counted_per_call_and_summed(repo, api_key):
     with ScriptedLLMServer(scenario(READ, EDIT, DONE)) as server:
         outcome, overlay = await converse(server, repo)
@@ -138,11 +156,11 @@ async def test_prompt_caching_is_requested_for_the_stable_context(repo, api_key)
         return out
 
     # tools + system prompt + the failure context (the first user message)
-    assert marks(first) == [("tools", "create_file"), ("system", 0), ("message 0 user", "text")]
+    assert marks(first) == [("tools", "search"), ("system", 0), ("message 0 user", "text")]
     assert all(b.get("cache_control") == {"type": "ephemeral"} for b in first["system"])
     assert first["messages"][0]["content"][0]["text"].startswith("Failing test: test_total")
     # next turn: the context stays marked and the tail (the tool results) moves
-    assert marks(second) == [("tools", "create_file"), ("system", 0), ("message 0 user", "text"),
+    assert marks(second) == [("tools", "search"), ("system", 0), ("message 0 user", "text"),
                              ("message 2 user", "tool_result")]
     assert len(marks(server.requests[2].body)) == 4  # the provider's maximum, never more
     assert "cache_control" not in str(server.requests[2].body["messages"][2])  # the old tail is unmarked
@@ -263,6 +281,31 @@ async def ask(base_url: str) -> str:
     return response.content[0].text
 
 
+async def test_retry_after_sets_the_next_retry_delay():
+    """A rate limit that says how long to wait is retried after that long, not on the policy's backoff."""
+    sc = scenario({"response": {"error": {"status": 429, "message": "slow down", "retry_after_s": 7}}})
+    with ScriptedLLMServer(sc) as server:
+        with pytest.raises(ApplicationError) as err:
+            await ask(server.base_url)
+    assert err.value.next_retry_delay == timedelta(seconds=7) and not err.value.non_retryable
+    assert "retry after 7 s" in err.value.message
+    sc = scenario({"response": {"error": {"status": 529}}})  # retry-after: 0 -> the policy's own backoff
+    with ScriptedLLMServer(sc) as server:
+        with pytest.raises(ApplicationError) as err:
+            await ask(server.base_url)
+    assert err.value.next_retry_delay is None
+
+
+def test_retry_after_forms():
+    from greenloop.activities.llm_errors import MAX_RETRY_AFTER, retry_after
+
+    assert retry_after({"retry-after-ms": "1500"}) == timedelta(milliseconds=1500)
+    assert retry_after({"retry-after": "2.5"}) == timedelta(seconds=2.5)
+    assert retry_after({"retry-after": "86400"}) == MAX_RETRY_AFTER
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None  # in the past
+    assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
+
+
 @pytest.mark.parametrize("status, error_type, retryable", [
     (429, "rate_limit_error", True),
     (529, "overloaded_error", True),
@@ -315,11 +358,14 @@ async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, a
     assert (note.kind, note.expected, note.actual) == ("assertion", "3", "2")
     assert note.llm_analysis == "## Root Cause\ntotal() subtracts 1."
     assert (note.usage.calls, note.usage.input_tokens, note.usage.output_tokens) == (1, 900, 30)
-    assert "### tests/test_cart.py lines 1-5 (the failing test)" in note.context_markdown
-    assert "### shop/cart.py lines 1-2 (imported by tests/test_cart.py)" in note.context_markdown
+    assert "### tests/test_cart.py lines 4-5 (the failing test)" in note.context_markdown
+    assert "### shop/cart.py lines 1-2 (suspect: total — called by the test)" in note.context_markdown
+    assert [(s.file, s.function) for s in note.suspects] == [("shop/cart.py", "total")]
     prompt = request.body["messages"][0]["content"][0]["text"]
     assert request.role == "analyzer" and "You cannot edit files" in request.body["system"][0]["text"]
-    assert {t["name"] for t in request.body["tools"]} == {"read_file", "list_dir", "search"}  # no edit tools
+    # Anthropic's text-editor tool (its edit commands refused for the analyzer) and the search tool
+    assert [(t.get("type"), t["name"]) for t in request.body["tools"]] == [
+        ("text_editor_20250728", "str_replace_based_edit_tool"), (None, "search")]
     for part in ("Greenloop's pattern analysis: assertion", note.context_markdown, "Attempt 1: not validated",
                  "the test is still failed: assert 1 == 3", "DIFFERENT approach"):
         assert part in prompt

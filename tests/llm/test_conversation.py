@@ -122,7 +122,7 @@ async def test_the_analyzers_steps_read_only_and_each_done_once(repo, api_key, t
             workspace=fix.workspace, test_id=fix.test_id, note=start.note, ref=start.ref, stop=second.stop))
         requests = list(server.requests)
     assert [(r.role, r.turn) for r in requests] == [("analyzer", 1), ("analyzer", 2)]
-    assert {t["name"] for t in requests[0].body["tools"]} == {"read_file", "list_dir", "search"}
+    assert {t["name"] for t in requests[0].body["tools"]} == {"str_replace_based_edit_tool", "search"}
     results = requests[1].body["messages"][2]["content"]
     assert [r["is_error"] for r in results] == [False, True]
     assert "return sum(items) - 1" in results[0]["content"]  # the file the analyzer read

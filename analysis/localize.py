@@ -1,0 +1,369 @@
+"""Fault localization: which functions most likely hold the bug a failing test shows.
+
+Repair systems that localize before they repair do better and cheaper
+(Agentless: file, then function, then line; spectrum-based fault localization,
+surveyed by Wong et al., "A Survey on Software Fault Localization", TSE 2016).
+Greenloop has more than an issue text to go on, and combines, per function of
+the project's own (non-test) code:
+
+- **the traceback**: a function holding a frame of the failure's stack, the
+  innermost (nearest the error) first;
+- **the spectrum**, where per-test coverage was recorded (pytest today, see
+  ``runner/impact.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
+  a function run by ``ef`` of the ``F`` failing tests and ``ep`` passing ones
+  (Abreu et al., 2007: among the best-founded single formulas at function
+  granularity, with no tuning constant);
+- **what the test calls**: functions the test's body names, resolved through
+  the project's function index, then what those call, one and two levels down
+  (by name: a call graph read as text, for every language);
+- **agreement**: a suspect of several failing tests ranks above one of a single test;
+- **history**: a function in a file with uncommitted changes.
+
+Each signal adds to a score; every suspect keeps the reasons it was chosen for,
+which the first message and the report show. Pure: the caller hands in the
+sources, the failing tests and the spectrum.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from .patterns import Frame
+from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
+from ..parsers.locate import SourceIndex
+
+# Weights of the signals (a suspect's score is their sum).
+W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
+W_CALL_BESIDE_SPECTRUM = 0.5
+CALL_DEPTH = 3            # the test's own calls are depth 1
+MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
+MAX_SUSPECTS = 30
+AGREEING_TOP = 10          # another failing test's suspects that count as its own for agreement
+MODULE_LEVEL = "(module level)"  # the name of a frame's lines outside any function
+MODULE_RADIUS = 8          # lines either side of a frame outside any function
+
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_JS_BINDING = re.compile(r"""(?:(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*require\(\s*"""
+                         r"""|import\s+(?P<iname>[\w$]+)\s+from\s+)['"](?P<path>[^'"]+)['"]""")
+_CALL = re.compile(r"(?<![\w$.])(?:[\w$]+(?:\.|::|->))*(?P<name>[A-Za-z_$][\w$]*)\s*(?:!\s*)?(?:::<[^>]*>)?\(")
+_NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "typeof", "await", "yield", "with",
+              "elif", "and", "or", "not", "in", "is", "lambda", "print", "assert", "len", "isinstance", "super",
+              "expect", "it", "test", "describe", "assertEqual", "assertTrue", "assertFalse", "assertRaises",
+              "assert_eq", "assert_ne", "Ok", "Err", "Some", "fn", "func", "new", "def", "require", "import",
+              "t", "Errorf", "Fatalf", "Error", "Fatal", "Run", "toBe", "toEqual", "equal", "deepEqual",
+              "strictEqual", "ok", "self", "this", "str", "int", "float", "list", "dict", "set", "tuple", "range",
+              "panic", "format", "vec", "println", "sizeof", "make", "append", "string"}
+
+
+class Suspect(BaseModel):
+    """One function that may hold the bug, with why it was chosen."""
+
+    file: str
+    function: str
+    start: int
+    end: int
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.start}-{self.end}"
+
+
+class Spectrum(BaseModel):
+    """Per-test coverage: for each project file, the lines each test ran (sorted). Kept on the
+    run's host, in its run folder, never in workflow history."""
+
+    FILE: ClassVar[str] = "spectrum.json"
+
+    files: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
+
+    def save(self, run_dir: Path) -> Path:
+        target = run_dir / self.FILE
+        target.write_text(self.model_dump_json())
+        return target
+
+    @classmethod
+    def load(cls, run_dir: Path) -> Spectrum | None:
+        """The run's spectrum; None when none was recorded (or the run moved to a host without it)."""
+        path = run_dir / cls.FILE
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        return _load_spectrum(str(path), stat.st_mtime_ns, stat.st_size)
+
+    def tests_running(self, region: Region) -> set[str]:
+        """The tests that ran a line of ``region``'s body (its ``def`` line runs at import)."""
+        out: set[str] = set()
+        for test, lines in self.files.get(region.file, {}).items():
+            if _ran_body(lines, region):
+                out.add(test)
+        return out
+
+    def covered(self, test: str) -> dict[str, list[int]]:
+        """The lines ``test`` ran, per file."""
+        return {f: by_test[test] for f, by_test in self.files.items() if test in by_test}
+
+
+@lru_cache(maxsize=4)
+def _load_spectrum(path: str, mtime_ns: int, size: int) -> Spectrum | None:
+    try:
+        return Spectrum.model_validate_json(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _ran_body(lines: list[int], region: Region) -> bool:
+    i = bisect_left(lines, region.body_start)
+    return i < len(lines) and lines[i] <= region.end
+
+
+class FailingTest(BaseModel):
+    """What localization reads of one failing test."""
+
+    id: str
+    file: str | None = None
+    line: int | None = None
+    frames: list[Frame] = Field(default_factory=list)  # project frames, innermost first
+
+
+def is_test_file(path: str) -> bool:
+    """A test or fixture file by the usual conventions of every language."""
+    p = "/" + path.lower()
+    name = p.rsplit("/", 1)[-1]
+    return (any(d in p for d in ("/test/", "/tests/", "/spec/", "/__tests__/", "/testing/", "/testdata/"))
+            or name.startswith("test_") or name.startswith("test.") or name == "conftest.py"
+            or bool(re.search(r"(_test|_spec|\.test|\.spec|tests?)\.\w+$", name)))
+
+
+class Localizer:
+    """The project's function index, built once per run and host, asked per failing test."""
+
+    def __init__(self, index: SourceIndex, test_files: Iterable[str] = (), changed_files: Iterable[str] = (),
+                 spectrum: Spectrum | None = None, passing: Iterable[str] = (), failing: Iterable[str] = ()) -> None:
+        self.index = index
+        self.test_files = set(test_files)
+        self.changed = set(changed_files)
+        self.spectrum = spectrum
+        self.passing = set(passing)
+        self.failing = set(failing)
+        self._by_name: dict[str, list[Region]] | None = None
+        self._regions: dict[str, list[Region]] = {}
+        self._counts: dict[str, dict[int, tuple[int, int]]] = {}
+        self._everyone: set[str] | None = None
+
+    # --- the index ------------------------------------------------------------------------
+    def regions(self, file: str) -> list[Region]:
+        if file not in self._regions:
+            self._regions[file] = functions(self.index, file)
+        return self._regions[file]
+
+    def _is_test(self, file: str) -> bool:
+        return file in self.test_files or is_test_file(file)
+
+    def by_name(self) -> dict[str, list[Region]]:
+        """Every function of the project's own code by its last name (``Class.method`` -> ``method``)."""
+        if self._by_name is None:
+            self._by_name = {}
+            files = [f for f in self.index.files(SOURCE_SUFFIXES) if not self._is_test(f)][:MAX_INDEXED_FILES]
+            for f in files:
+                for r in self.regions(f):
+                    self._by_name.setdefault(r.name.rsplit(".", 1)[-1], []).append(r)
+        return self._by_name
+
+    def test_region(self, test: FailingTest) -> Region | None:
+        """The failing test's own function: the one defined at its line, the block that opens there
+        (``it("...", () => {``), or the function named by a part of its id (nearest the end first)."""
+        if not test.file:
+            return None
+        regions = self.regions(test.file)
+        parts = [p for p in re.split(r"[.:/# >]+", re.sub(r"\[.*\]$", "", test.id)) if p]
+        if test.line is not None:
+            at = next((r for r in regions if r.start == test.line), None) \
+                or block_at(self.index, test.file, test.line, parts[-1] if parts else test.id) \
+                or enclosing(regions, test.line)
+            if at is not None:
+                return at
+        for name in reversed(parts):
+            found = next((r for r in regions if r.name.rsplit(".", 1)[-1] == name), None)
+            if found is not None:
+                return found
+        return None
+
+    def imported(self, file: str) -> dict[str, list[Region]]:
+        """Names a JS/TS file binds to another project module (``const parse = require('../')``,
+        ``import parse from './parse'``): the functions that module exports by default."""
+        if not file.endswith(JS_SUFFIXES):
+            return {}
+        out: dict[str, list[Region]] = {}
+        base = posixpath.dirname(file)
+        for line in self.index.lines(file)[:300]:
+            m = _JS_BINDING.search(line)
+            if not m or not m.group("path").startswith("."):
+                continue
+            target = self._module_file(posixpath.normpath(posixpath.join(base, m.group("path"))))
+            if target is None:
+                continue
+            default = [r for r in self.regions(target) if r.name in ("module.exports", "default")]
+            if default:
+                out[m.group("name") or m.group("iname")] = default
+        return out
+
+    def _module_file(self, stem: str) -> str | None:
+        """The file ``require``/``import`` of ``stem`` loads (a file, with or without its suffix, or
+        a folder's index)."""
+        names = [stem, *(stem + s for s in JS_SUFFIXES), *(posixpath.join(stem, "index" + s) for s in JS_SUFFIXES)]
+        for candidate in (posixpath.normpath(n) for n in names):
+            if candidate.endswith(JS_SUFFIXES) and self.index.exists(candidate):
+                return candidate
+        return None
+
+    def calls(self, region: Region) -> list[str]:
+        """The names ``region`` calls, in order of first appearance."""
+        lines = self.index.lines(region.file)[region.start - 1:region.end]
+        body = "\n".join(lines[1:] if len(lines) > 1 else lines)
+        names = [m.group("name") for m in _CALL.finditer(body)]
+        return [n for n in dict.fromkeys(names) if n not in _NOT_CALLS and n != region.name.rsplit(".", 1)[-1]]
+
+    # --- ranking ---------------------------------------------------------------------------
+    def rank(self, test: FailingTest, others: Sequence[FailingTest] = ()) -> list[Suspect]:
+        """The suspects of ``test``, best first; ``others`` are the run's other failing tests (agreement)."""
+        mine = self._signals(test)
+        if others:
+            shared: dict[str, int] = {}
+            for other in others:
+                if other.id == test.id:
+                    continue
+                theirs = sorted(self._signals(other, light=True).items(), key=lambda kv: -kv[1].score)
+                for key, _ in theirs[:AGREEING_TOP]:
+                    shared[key] = shared.get(key, 0) + 1
+            for key, s in mine.items():
+                if shared.get(key):
+                    n = shared[key]
+                    s.score += W_AGREE * min(1.0, n / 3)
+                    s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
+        ranked = sorted(mine.values(), key=lambda s: (-s.score, s.file, s.start))
+        for s in ranked:
+            s.score = round(s.score, 3)
+        return ranked[:MAX_SUSPECTS]
+
+    def _signals(self, test: FailingTest, light: bool = False) -> dict[str, Suspect]:
+        found: dict[str, Suspect] = {}
+        parts: dict[str, dict[str, float]] = {}
+
+        def add(r: Region, signal: str, weight: float, reason: str) -> None:
+            s = found.get(r.key)
+            if s is None:
+                s = found[r.key] = Suspect(file=r.file, function=r.name, start=r.start, end=r.end, score=0.0)
+            mine = parts.setdefault(r.key, {})
+            mine[signal] = max(mine.get(signal, 0.0), weight)
+            if reason not in s.reasons:
+                s.reasons.append(reason)
+
+        # The traceback, innermost first.
+        depth = 0
+        for frame in test.frames:
+            if self._is_test(frame.file):
+                continue
+            r = enclosing(self.regions(frame.file), frame.line)
+            if r is None:  # module-level code, or a file that does not read as functions: the lines around it
+                r = Region(file=frame.file, name=MODULE_LEVEL, start=max(1, frame.line - MODULE_RADIUS),
+                           end=frame.line + MODULE_RADIUS, body_start=frame.line)
+            add(r, "trace", W_TRACE * max(0.35, 1.0 - 0.25 * depth),
+                "in the traceback (innermost project frame)" if depth == 0 else "in the traceback")
+            depth += 1
+        # What the test calls, and what that calls.
+        own = self.test_region(test)
+        # With the test's coverage the spectrum says far more than call distance: calls become a tie-break.
+        call_weight = W_CALL_BESIDE_SPECTRUM if self.spectrum is not None and self.spectrum.covered(test.id) \
+            else W_CALL
+        if own is not None:
+            frontier, seen = [own], {own.key}
+            bound = self.imported(own.file)
+            for level in range(1, CALL_DEPTH + 1):
+                nxt: list[Region] = []
+                for caller in frontier:
+                    local = bound if caller.file == own.file else self.imported(caller.file)
+                    for name in self.calls(caller):
+                        targets = local.get(name) or self.by_name().get(name, [])
+                        if not targets or len(targets) > 6:  # unknown, or too common a name to mean one thing
+                            continue
+                        for r in targets:
+                            if r.key in seen:
+                                continue
+                            seen.add(r.key)
+                            nxt.append(r)
+                            add(r, "call", call_weight / (2 ** (level - 1)) / len(targets),
+                                "called by the test" if level == 1 else f"called {level} calls below the test")
+                frontier = nxt[:40]
+        if self.spectrum is not None:
+            self._spectrum(test, add, top=10 if light else 40)
+        for key, s in found.items():
+            p = parts[key]
+            trace, call = p.get("trace", 0.0), p.get("call", 0.0)
+            # The traceback and the calls are two views of one structure: the stronger counts, both add a little.
+            s.score = max(trace, call) + (W_BOTH if trace and call else 0.0) + p.get("spectrum", 0.0)
+            if s.file in self.changed:
+                s.score += W_CHANGED
+                s.reasons.append("its file has uncommitted changes")
+        return found
+
+    def _spectrum(self, test: FailingTest, add, top: int = 40) -> None:  # noqa: ANN001 (the closure above)
+        """Ochiai per line the failing test ran, a function scored by its most suspicious line
+        (statement-level spectra aggregated by their maximum: a wrong branch stands out from the
+        lines every test runs)."""
+        assert self.spectrum is not None
+        covered = self.spectrum.covered(test.id)
+        if not covered:
+            return
+        failing_total = max(1, len(self.failing & self._all_tests()))
+        scored: list[tuple[float, Region, int, int]] = []
+        for file, lines in covered.items():
+            if self._is_test(file):
+                continue
+            counts = self._line_counts(file)
+            for r in self.regions(file):
+                best: tuple[float, int, int] | None = None
+                for k in lines[bisect_left(lines, r.body_start):]:
+                    if k > r.end:
+                        break
+                    ef, ep = counts.get(k, (0, 0))
+                    ochiai = ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0
+                    if best is None or ochiai > best[0]:
+                        best = (ochiai, ef, ep)
+                if best is not None and best[0] > 0:
+                    scored.append((best[0], r, best[1], best[2]))
+        scored.sort(key=lambda x: (-x[0], x[1].end - x[1].start))
+        for ochiai, r, ef, ep in scored[:top]:
+            passing = "no passing test" if ep == 0 else f"{ep} passing test{'s' if ep > 1 else ''}"
+            add(r, "spectrum", W_SPECTRUM * ochiai, f"run by {ef} failing test{'s' if ef > 1 else ''} and {passing}")
+
+    def _line_counts(self, file: str) -> dict[int, tuple[int, int]]:
+        """For each line of ``file``: how many failing and passing tests ran it."""
+        if file not in self._counts:
+            assert self.spectrum is not None
+            counts: dict[int, list[int]] = {}
+            for t, lines in self.spectrum.files.get(file, {}).items():
+                slot = 0 if t in self.failing else 1 if t in self.passing else None
+                if slot is None:
+                    continue
+                for k in lines:
+                    counts.setdefault(k, [0, 0])[slot] += 1
+            self._counts[file] = {k: (v[0], v[1]) for k, v in counts.items()}
+        return self._counts[file]
+
+    def _all_tests(self) -> set[str]:
+        if self._everyone is None:
+            assert self.spectrum is not None
+            self._everyone = {t for by_test in self.spectrum.files.values() for t in by_test}
+        return self._everyone

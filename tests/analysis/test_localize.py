@@ -1,0 +1,125 @@
+"""Fault localization: how the signals rank the functions that may hold a bug."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from greenloop.analysis.context import build_context
+from greenloop.analysis.localize import FailingTest, Localizer, Spectrum
+from greenloop.analysis.patterns import Frame, classify
+from greenloop.parsers import RunOutput, parse
+from greenloop.parsers.locate import SourceIndex
+from greenloop.runner import impact
+
+# A shop whose price() is used by every path; its discount() holds the bug, two calls below the test.
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/money.py": "def cents(x):\n    return round(x * 100)\n\n\ndef price(x):\n    return cents(x) / 100\n",
+    "shop/rules.py": "from shop.money import price\n\n\ndef discount(total):\n    if total >= 100:\n"
+                     "        return price(total * 0.9)\n    return price(total * 0.9)\n",
+    "shop/cart.py": "from shop.money import price\nfrom shop.rules import discount\n\n\n"
+                    "def subtotal(items):\n    return price(sum(items))\n\n\n"
+                    "def total(items):\n    return discount(subtotal(items))\n",
+    "tests/__init__.py": "",
+    "tests/test_cart.py": "from shop.cart import subtotal, total\n\n\n"
+                          "def test_small_order_has_no_discount():\n    assert total([10, 20]) == 30\n\n\n"
+                          "def test_tiny_order_has_no_discount():\n    assert total([1]) == 1\n\n\n"
+                          "def test_big_order_is_discounted():\n    assert total([100, 100]) == 180\n\n\n"
+                          "def test_subtotal():\n    assert subtotal([1, 2]) == 3\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_the_spectrum_ranks_what_failing_tests_run_and_passing_ones_do_not(tmp_path):
+    write(tmp_path, SHOP)
+    # Synthetic coverage: discount's last line runs only in the failing tests; price everywhere.
+    spectrum = Spectrum(files={
+        "shop/rules.py": {"small": [5, 7], "tiny": [5, 7], "big": [5, 6]},
+        "shop/money.py": {t: [2, 6] for t in ("small", "tiny", "big", "sub")},
+        "shop/cart.py": {t: [6, 10] for t in ("small", "tiny", "big")} | {"sub": [6]},
+    })
+    loc = Localizer(SourceIndex(tmp_path), spectrum=spectrum, passing=["big", "sub"], failing=["small", "tiny"])
+    ranked = loc.rank(FailingTest(id="small", file="tests/test_cart.py", line=4))
+    assert ranked[0].function == "discount"
+    assert "run by 2 failing tests and no passing test" in ranked[0].reasons
+    assert "called 2 calls below the test" in ranked[0].reasons
+    # price runs in every test: below the functions only failing tests and few passing ones run
+    names = [s.function for s in ranked]
+    assert names.index("price") > names.index("discount")
+
+
+def test_the_innermost_traceback_frame_ranks_first_and_test_files_are_never_suspects(tmp_path):
+    write(tmp_path, SHOP)
+    loc = Localizer(SourceIndex(tmp_path))
+    frames = [Frame(file="shop/money.py", line=2), Frame(file="shop/money.py", line=6),
+              Frame(file="shop/cart.py", line=6), Frame(file="tests/test_cart.py", line=17)]
+    ranked = loc.rank(FailingTest(id="tests/test_cart.py::test_subtotal", file="tests/test_cart.py", line=16,
+                                  frames=frames))
+    assert [s.function for s in ranked[:3]] == ["cents", "price", "subtotal"]
+    assert ranked[0].reasons[0] == "in the traceback (innermost project frame)"
+    assert all(not s.file.startswith("tests/") for s in ranked)
+
+
+def test_a_suspect_shared_by_failing_tests_ranks_higher(tmp_path):
+    write(tmp_path, {"lib/a.py": "def alpha():\n    return 1\n", "lib/b.py": "def beta():\n    return 2\n",
+                     "tests/test_x.py": "def test_one():\n    alpha()\n    beta()\n\n\ndef test_two():\n    beta()\n"})
+    loc = Localizer(SourceIndex(tmp_path))
+    one = FailingTest(id="tests/test_x.py::test_one", file="tests/test_x.py", line=1)
+    two = FailingTest(id="tests/test_x.py::test_two", file="tests/test_x.py", line=6)
+    alone = [s.function for s in loc.rank(one)]
+    assert sorted(alone) == ["alpha", "beta"]
+    together = loc.rank(one, [one, two])
+    assert together[0].function == "beta" and "also suspected for 1 other failing test" in together[0].reasons
+
+
+def test_a_name_defined_in_many_places_is_not_followed(tmp_path):
+    files = {f"lib/m{i}.py": "def run():\n    return 0\n" for i in range(8)}
+    files["tests/test_r.py"] = "from lib.m0 import run\n\n\ndef test_run():\n    assert run() == 1\n"
+    write(tmp_path, files)
+    assert Localizer(SourceIndex(tmp_path)).rank(FailingTest(id="t", file="tests/test_r.py", line=4)) == []
+
+
+def test_real_pytest_coverage_finds_the_bug_two_calls_below_the_test(tmp_path):
+    """The coverage plugin Greenloop loads into pytest records each test's lines; the failing
+    tests' first message then shows the function that must change, whole, first among suspects."""
+    write(tmp_path, SHOP)
+    impact.prepare(tmp_path)
+    command = impact.command(f"{sys.executable} -m pytest -q -p no:cacheprovider tests")
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    report = parse(RunOutput(command=command, exit_code=done.returncode, stdout_text=done.stdout,
+                             stderr_text=done.stderr, cwd=tmp_path), "pytest")
+    failing = sorted(t.id for t in report.failing)
+    assert failing == ["tests/test_cart.py::test_small_order_has_no_discount",
+                       "tests/test_cart.py::test_tiny_order_has_no_discount"]
+    lines = impact.collect_lines(tmp_path, {t.id for t in report.tests})
+    assert lines["shop/rules.py"]["tests/test_cart.py::test_big_order_is_discounted"] == [5, 6]
+    index = SourceIndex(tmp_path)
+    loc = Localizer(index, spectrum=Spectrum(files=lines), failing=failing,
+                    passing=[t.id for t in report.tests if t.id not in failing])
+    test = report.find(failing[0])
+    assert test is not None
+    ctx = build_context(tmp_path, test, classify(test, set(index.files())), loc)
+    assert (ctx.suspects[0].file, ctx.suspects[0].function) == ("shop/rules.py", "discount")
+    assert "    7|     return price(total * 0.9)" in ctx.render()
+    assert ctx.snippets[1].file == "shop/rules.py"
+
+
+def test_a_js_test_block_and_a_required_module_lead_to_the_exported_function(tmp_path):
+    """A tape/mocha test is an anonymous block; the module it requires exports an anonymous function."""
+    write(tmp_path, {
+        "index.js": "'use strict';\nmodule.exports = function (args) {\n  return helper(args) + 1;\n};\n\n"
+                    "function helper(x) {\n  return x * 2;\n}\n",
+        "test/parse.js": "var parse = require('../');\nvar test = require('tape');\n\n"
+                         "test('parses', function (t) {\n  t.equal(parse(1), 3);\n  t.end();\n});\n"})
+    ranked = Localizer(SourceIndex(tmp_path)).rank(FailingTest(id="parses", file="test/parse.js", line=4))
+    assert [(s.function, s.start, s.end) for s in ranked] == [("module.exports", 2, 4), ("helper", 6, 8)]
+    assert ranked[0].reasons == ["called by the test"] and ranked[1].reasons == ["called 2 calls below the test"]
