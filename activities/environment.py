@@ -8,9 +8,9 @@ from pathlib import Path
 from temporalio import activity
 
 from .errors import typed_errors
+from .. import project_config
 from ..projectenv.models import ProjectEnvironment
 from ..projectenv.setup import set_up
-from ..runner import config as project_config
 from ..workflows.models import SetupInput
 from ..workspace.events import log_event
 

@@ -14,13 +14,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from .. import telemetry
+from .. import project_config, telemetry
 from .errors import typed_errors
 from .host import on_host, require_file
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers.models import Status, TestReport
 from ..analysis.localize import Spectrum
-from ..runner import config as project_config
 from ..runner import impact
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, fill_single_test

@@ -27,6 +27,7 @@ MAX_CONTEXT_CHARS = 24_000
 # The suspects' code in the first message (the test's own function comes on top of it).
 SUSPECT_CODE_CHARS = 7_000
 FIRST_SUSPECT_CHARS = 9_000  # the top suspect is shown whole up to this, whatever the test's size
+SMALL_SUSPECT_CHARS = 700    # a suspect this small is shown even past the budget (at most MAX_SHOWN in all)
 MAX_SHOWN = 6       # suspects shown whole
 MAX_FURTHER = 8     # further suspects named
 MAX_LISTED = 15     # suspects kept for the report
@@ -221,6 +222,7 @@ def build_context(root: Path, test: TestResult, classification: FailureClassific
             continue
         near = next((line for file, line in frame_lines if file == sus.file and sus.start <= line <= sus.end), None)
         room = SUSPECT_CODE_CHARS - used if shown else max(SUSPECT_CODE_CHARS - used, FIRST_SUSPECT_CHARS)
+        room = max(room, SMALL_SUSPECT_CHARS)
         region = next((r for r in localizer.regions(sus.file) if r.start == sus.start), None)
         ran = localizer.spectrum.files.get(sus.file, {}).get(test.id, []) if localizer.spectrum else []
         snip = _suspect_snippet(index, sus, region, near, ran, room) if room > 200 and len(shown) < MAX_SHOWN \

@@ -73,6 +73,7 @@ class Suspect(BaseModel):
     end: int
     score: float
     reasons: list[str] = Field(default_factory=list)
+    passing: int = Field(default=0, exclude=True)  # passing tests that ran it (ties go to the fewer)
 
     @property
     def where(self) -> str:
@@ -252,7 +253,7 @@ class Localizer:
                     n = shared[key]
                     s.score += W_AGREE * min(1.0, n / 3)
                     s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
-        ranked = sorted(mine.values(), key=lambda s: (-s.score, s.file, s.start))
+        ranked = sorted(mine.values(), key=lambda s: (-s.score, s.passing, s.file, s.start))
         for s in ranked:
             s.score = round(s.score, 3)
         return ranked[:MAX_SUSPECTS]
@@ -306,19 +307,22 @@ class Localizer:
                             add(r, "call", call_weight / (2 ** (level - 1)) / len(targets),
                                 "called by the test" if level == 1 else f"called {level} calls below the test")
                 frontier = nxt[:40]
+        passing: dict[str, int] = {}
         if self.spectrum is not None:
-            self._spectrum(test, add, top=10 if light else 40)
+            self._spectrum(test, add, passing, top=10 if light else 40)
         for key, s in found.items():
             p = parts[key]
             trace, call = p.get("trace", 0.0), p.get("call", 0.0)
             # The traceback and the calls are two views of one structure: the stronger counts, both add a little.
             s.score = max(trace, call) + (W_BOTH if trace and call else 0.0) + p.get("spectrum", 0.0)
+            s.passing = passing.get(key, 0)
             if s.file in self.changed:
                 s.score += W_CHANGED
                 s.reasons.append("its file has uncommitted changes")
         return found
 
-    def _spectrum(self, test: FailingTest, add, top: int = 40) -> None:  # noqa: ANN001 (the closure above)
+    def _spectrum(self, test: FailingTest, add, found_ep: dict[str, int],  # noqa: ANN001 (the closure above)
+                  top: int = 40) -> None:
         """Ochiai per line the failing test ran, a function scored by its most suspicious line
         (statement-level spectra aggregated by their maximum: a wrong branch stands out from the
         lines every test runs)."""
@@ -338,15 +342,19 @@ class Localizer:
                     if k > r.end:
                         break
                     ef, ep = counts.get(k, (0, 0))
-                    ochiai = ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0
+                    # Over the run's failing tests, and over this one alone: with several bugs in one run,
+                    # code every failing test runs (set-up, shared helpers) must not outrank the line only
+                    # this test and no passing one ran.
+                    ochiai = max(ef / math.sqrt(failing_total * (ef + ep)) if ef else 0.0, 1 / math.sqrt(1 + ep))
                     if best is None or ochiai > best[0]:
                         best = (ochiai, ef, ep)
                 if best is not None and best[0] > 0:
                     scored.append((best[0], r, best[1], best[2]))
-        scored.sort(key=lambda x: (-x[0], x[1].end - x[1].start))
+        scored.sort(key=lambda x: (-x[0], x[3], x[1].end - x[1].start))
         for ochiai, r, ef, ep in scored[:top]:
             passing = "no passing test" if ep == 0 else f"{ep} passing test{'s' if ep > 1 else ''}"
             add(r, "spectrum", W_SPECTRUM * ochiai, f"run by {ef} failing test{'s' if ef > 1 else ''} and {passing}")
+            found_ep[r.key] = ep
 
     def _line_counts(self, file: str) -> dict[int, tuple[int, int]]:
         """For each line of ``file``: how many failing and passing tests ran it."""

@@ -8,17 +8,18 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_origin
 
 import typer
 
 from .output import console, fail, finish
+from .runs import build_request
+from .. import project_config
 from ..domain.errors import ErrorKind, GreenloopError
 from ..projectenv.setup import recipe_for, set_up
-from ..runner import config as project_config
+from ..run_settings import IN_FILE, Setting
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, plan_tests
-from ..workflows.models import SandboxSettings
 from ..workspace import prepare as prep
 
 
@@ -29,54 +30,46 @@ def _root(path: Path) -> Path:
     return root
 
 
-def _toml(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid TOML basic string
+def _toml(value: object, setting: Setting) -> str:
+    """``value`` as TOML (a JSON string, number, boolean or list is one); the setting's example for None."""
+    return (setting.example or '""') if value is None else json.dumps(value)
+
+
+def _sentence(setting: Setting) -> str:
+    return f"{setting.description[0].upper()}{setting.description[1:]}:"
+
+
+HEADER = """# Greenloop's configuration for this repository, written by `greenloop init`.
+# Every key is optional; command-line flags override it. Commented-out lines show
+# what Greenloop detects or does by itself.
+
+# Detected: {reason}.
+# The setup phase builds the project's environment before the first run (detected:
+# {setup}); `setup` is a command to run after it.
+"""
 
 
 def render(plan: SuitePlan, setup: str) -> str:
-    """``greenloop.toml`` for a project: what was detected, each key explained;
+    """``greenloop.toml`` for a project, a key per run setting the file may hold
+    (``run_settings.IN_FILE``), each explained: what was detected is written;
     what Greenloop works out by itself stays commented out."""
-    build = f"build_command = {_toml(plan.build_command)}" if plan.build_command else '# build_command = ""'
-    return f"""# Greenloop's configuration for this repository, written by `greenloop init`.
-# Every key is optional; command-line flags override it. Commented-out lines show
-# what Greenloop detects by itself.
-
-# Detected: {plan.reason}.
-language = {_toml(plan.language)}
-framework = {_toml(plan.framework)}
-
-# The command that runs the whole suite (detected):
-# test_command = {_toml(plan.test_command)}
-# The command that runs one test; {{id}}, {{file}} and {{name}} are filled in:
-# single_test_command = ""
-# Run before the tests (detected):
-# {build}
-
-# The setup phase builds the project's environment before the first run (detected:
-# {setup}). An extra command to run after it, in that environment, with network:
-# setup = ""
-
-# Tests never to fix (globs over test ids).
-exclude = []
-
-[env]
-# Variables the setup and every test run get (names that look like secrets are dropped):
-# NAME = "value"
-
-[sandbox]
-# backend = "auto"        # auto (docker, else bubblewrap), docker, bwrap, or local (no isolation)
-# timeout = 600           # one test run's time limit, seconds
-# setup_network = true    # the setup may reach package registries; test runs never do
-# setup_timeout = 1800    # the setup's time limit, seconds
-# memory_mb = 4096
-# image = "my-ci-image:1"  # docker backend: run in this local image (it brings the toolchains and bash)
-
-[budgets]
-# run = 3600              # the whole run, seconds
-# per_test = 3600         # one test, seconds
-# max_attempts = 3        # fix attempts per test before a person is asked
-# llm_usd = 5.0           # LLM money for the run
-"""
+    written = {"language": plan.language, "framework": plan.framework, "exclude": [],
+               **({"build_command": plan.build_command} if plan.build_command else {})}
+    shown = {"test_command": plan.test_command}
+    tables = [s for s in IN_FILE if get_origin(s.type) is dict]  # [env]: a table of its own
+    keys = [s for s in IN_FILE if not s.section and s not in tables]
+    out = [HEADER.format(reason=plan.reason, setup=setup)]
+    for s in keys:
+        value = written.get(s.name, shown.get(s.name, s.default))
+        out.append(f"# {_sentence(s)}\n{'' if s.name in written else '# '}{s.key} = {_toml(value, s)}\n")
+    for s in tables:
+        out.append(f"[{s.key}]\n# {_sentence(s)}\n# NAME = \"value\"\n")
+    for section in dict.fromkeys(s.section for s in IN_FILE if s.section):
+        entries = [s for s in IN_FILE if s.section == section]
+        lines = [f"# {s.key} = {_toml(s.default, s)}" for s in entries]
+        width = max(map(len, lines)) + 2
+        out.append(f"[{section}]\n" + "".join(f"{line:<{width}}# {s.description}\n" for line, s in zip(lines, entries)))
+    return "\n".join(out)
 
 
 def init_command(
@@ -108,21 +101,18 @@ def init_command(
 async def diagnose(root: Path, backend: str | None, workdir: Path) -> tuple[bool, list[str]]:
     """Set the project up and run its suite once, in a copy of it under
     ``workdir``; (whether per-test results could be read, what was found)."""
-    config, config_file = project_config.load(root)
-    lines = [f"configuration: {config_file or 'none (detected defaults)'}"]
-    sb = config.sandbox
-    settings = SandboxSettings(backend=backend or sb.backend or "auto", timeout_s=sb.timeout or 600,
-                               **project_config.sandbox_settings(sb, {}))
+    request = build_request(str(root), {"sandbox"} if backend else set(), **({"sandbox": backend} if backend else {}))
+    lines = [f"configuration: {request.config_file or 'none (detected defaults)'}"]
     ws = workdir / "workspace"
     await asyncio.to_thread(prep.prepare, str(root), None, "doctor", ws)  # the repository itself is never touched
-    plan = plan_tests(ws, language=config.language, framework=config.framework, test_command=config.test_command,
-                      build_command=config.build_command)
+    plan = plan_tests(ws, language=request.language, framework=request.framework,
+                      test_command=request.test_command, build_command=request.build_command)
     lines.append(f"plan: {plan.framework} ({plan.language}) via `{plan.test_command}`: {plan.reason}")
-    environment = await set_up(ws, plan.language, plan.framework, settings, workdir / "setup",
-                               setup_command=config.setup, env=config.env)
+    environment = await set_up(ws, plan.language, plan.framework, request.sandbox, workdir / "setup",
+                               setup_command=request.setup_command, env=request.env)
     lines.append(f"environment ({environment.source}): {environment.reason}")
     plan.environment = environment
-    run = await run_tests(plan, ws, workdir / "suite", settings)
+    run = await run_tests(plan, ws, workdir / "suite", request.sandbox)
     report, t = run.report, run.report.totals
     lines.append(f"suite: exit {report.exit_code}; {t.total} test(s): {t.passed} passed, {t.failed} failed, "
                  f"{t.errored} errored, {t.skipped} skipped (sandbox: {run.test.backend if run.test else '?'})")

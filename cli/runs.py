@@ -14,7 +14,7 @@ import uuid
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -26,12 +26,10 @@ from temporalio.service import RPCError
 from . import live, watch
 from .exit_codes import ExitCode, for_summary
 from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
-from .run_options import request_options, with_run_options
+from .run_options import with_run_options
+from .. import project_config, run_settings, sandbox
 from ..domain.errors import ErrorKind, GreenloopError
-from ..domain.llm import LLMSettings
-from ..runner import config as project_config
 from ..runner.select import selected
-from ..sandbox.models import SandboxSettings
 from ..server import dev
 from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
 from ..settings import settings
@@ -64,29 +62,27 @@ def given_options(ctx: typer.Context) -> set[str]:
     return {name for name, src in sources.items() if src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")}
 
 
-def build_request(repo: str, given: set[str] | None = None, **opts) -> FixRequest:
-    """A validated ``FixRequest`` from CLI options (shared by run and schedule) and
-    the repository's ``greenloop.toml``/``[tool.greenloop]``, which fills every
-    option not ``given`` on the command line (None: none was)."""
-    config = None
+def build_request(repo: str, given: set[str] | None = None, **options: Any) -> FixRequest:
+    """A validated ``FixRequest`` from run settings by name (the CLI options, shared by run
+    and schedule) and the repository's ``greenloop.toml``/``[tool.greenloop]``, which
+    fills every setting not ``given`` on the command line (None: none was)."""
+    if options.get("pull_request") and not options.get("push"):
+        raise GreenloopError("--pr needs --push REMOTE: a pull request is opened from a pushed branch",
+                             kind=ErrorKind.VALIDATION_ERROR,
+                             suggestion="add --push origin (or the remote the pull request goes to)")
+    config_file = None
     if "://" not in repo and "@" not in repo:
         path = Path(repo).expanduser()
         if not path.is_dir():
             raise GreenloopError(f"repository {repo} does not exist or is not a directory",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo)
         repo = str(path.resolve())
-        config, config_file = project_config.load(path)
-        opts = project_config.merge(config, opts, given or set())
-        opts.update(env=config.env, config_file=str(config_file) if config_file else None)
+        config, found = project_config.load(path)
+        options = run_settings.merged(options, given or set(), config.settings())
+        config_file = str(found) if found else None
     try:
-        llm = LLMSettings(model=opts.pop("model"), budget_usd=opts.pop("budget_usd"),
-                          allow_production_edits=not opts.pop("tests_only"),
-                          analysis_only=opts.pop("analysis_only"))
-        sandbox = SandboxSettings(backend=opts.pop("sandbox"), timeout_s=opts.pop("timeout"),
-                                  network=opts.pop("network"), **project_config.sandbox_settings(
-                                      config.sandbox if config is not None else project_config.SandboxConfig(),
-                                      {"image": opts.pop("sandbox_image", None)}))
-        return FixRequest(repo=repo, llm=llm, sandbox=sandbox, **opts)
+        return FixRequest.model_validate({**run_settings.request_data(options), "repo": repo,
+                                          "config_file": config_file})
     except ValidationError as exc:
         raise invalid_options(exc) from None
 
@@ -200,8 +196,7 @@ def run_command(
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
     try:
-        opts, given = request_options(options or {}, given_options(ctx))
-        request = build_request(repo, given, **opts)
+        request = build_request(repo, given_options(ctx), **(options or {}))
         local = "://" not in repo and "@" not in repo
         if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
@@ -223,6 +218,29 @@ def run_command(
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 
+SANDBOX_HINTS = {
+    "docker": "start the Docker engine (`sudo systemctl start docker`, or Docker Desktop) and check that "
+              "`docker info` answers, or use --sandbox bwrap (bubblewrap: `sudo apt-get install bubblewrap`)",
+    "bwrap": "install bubblewrap (`sudo apt-get install bubblewrap`) and allow unprivileged user namespaces, "
+             "or use --sandbox docker with a running Docker engine",
+    "auto": "start a Docker engine or install bubblewrap (`sudo apt-get install bubblewrap`); "
+            "--sandbox local runs the tests without isolation, on trusted code only",
+}
+
+
+def check_sandbox(backend: str, quiet: bool = False) -> None:
+    """Refuse a run whose sandbox does not work on this machine (exit 2, with what to do), before
+    it starts; say out loud that ``local`` does not isolate."""
+    try:
+        _, name, _ = sandbox.choose_backend(backend)
+    except GreenloopError as exc:
+        raise GreenloopError(exc.message, kind=exc.kind, suggestion=SANDBOX_HINTS.get(backend, SANDBOX_HINTS["auto"]),
+                             exit=int(ExitCode.USAGE)) from None
+    if name == "local" and not quiet:
+        err_console.print("[bold yellow]warning[/]: --sandbox local runs the tests on this machine without "
+                          "isolation (no network, file or secret protection): use it on trusted code only")
+
+
 def private_queue(run_id: str) -> str:
     """The task queue of a run whose worker lives in this command (``--scripted``)."""
     return f"{TASK_QUEUE}-private-{run_id}"
@@ -242,6 +260,9 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
                namespace: str | None, as_json: bool) -> int:
     from ..worker import build_worker
 
+    if scripted is not None or not (address or configured_address()):
+        # This machine runs the tests: its sandbox must work before anything starts.
+        check_sandbox(request.sandbox.backend, quiet=as_json)
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None

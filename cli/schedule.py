@@ -29,7 +29,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from .output import console, fail, finish
-from .run_options import request_options, with_run_options
+from .run_options import with_run_options
 from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
 from ..domain.errors import ErrorKind, GreenloopError
 from ..server.client import TASK_QUEUE
@@ -67,8 +67,7 @@ def create(
             raise GreenloopError("give exactly one of --cron or --every", kind=ErrorKind.VALIDATION_ERROR)
         spec = ScheduleSpec(cron_expressions=[cron]) if cron else ScheduleSpec(
             intervals=[ScheduleIntervalSpec(every=parse_every(every or ""))])
-        opts, given = request_options(options or {}, given_options(ctx))
-        request = build_request(repo, given, **opts)
+        request = build_request(repo, given_options(ctx), **(options or {}))
     except GreenloopError as exc:
         raise fail(exc) from None
 

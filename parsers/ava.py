@@ -13,11 +13,14 @@ the same.
 from __future__ import annotations
 
 import re
+import shlex
+from pathlib import Path
 
 from . import generic
+from .invocation import Invocation
 from .js_results import RUNNER_PREFIX
 from .locate import located_while_parsing
-from .models import TestReport
+from .models import TestReport, TestResult
 from .run_output import RunOutput
 
 FRAMEWORK = "ava"
@@ -34,3 +37,25 @@ def parse(run: RunOutput) -> TestReport:
     report = generic.parse(run)
     report.framework = FRAMEWORK
     return report
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("ava",)
+PACKAGE, PACKAGE_RANK = "ava", 4
+WATCH_FLAGS = {"-w"}
+SELECT_VALUE_OPTIONS = {"-m", "--match", "-c", "--concurrency", "--config", "-T", "--timeout", "--node-arguments"}
+SELECT_OPTIONS = {"-m", "--match", "-u", "--update-snapshots", "-w", "--watch"}
+DEFAULT_INVOCATION = "npx ava --tap"
+
+
+def suite_options(command: str, root: Path) -> str:
+    return "" if "--tap" in command.split() else " --tap"
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    """The suite's files stay, so AVA's "file › " prefix, and the id, are the same."""
+    out = list(inv.positionals)
+    for title in dict.fromkeys(t.id.split(" › ")[-1] for t in tests):
+        out += ["--match", shlex.quote(title)]
+    return out

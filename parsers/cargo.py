@@ -32,11 +32,14 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
+import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .command import command_words
+from ..domain.errors import ErrorKind, GreenloopError
+from .command import command_words, unquote
+from .invocation import Invocation, bin_name, split_args as split_words
 from .junit_xml import JUnitReader
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult
@@ -1020,3 +1023,78 @@ def parse(run: RunOutput) -> TestReport:
             report.output_tail = run.tail()
         report.warnings.append("no cargo test results found in the output")
     return report
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {
+    "-p", "--package", "-F", "--features", "--target", "--manifest-path", "-j", "--jobs", "--profile", "--test",
+    "--bin", "--example", "--bench", "--target-dir", "--color", "--message-format", "-Z", "--exclude", "--config",
+}
+SELECT_OPTIONS = {"--lib", "--bins", "--tests", "--doc", "--test", "--bin", "--examples", "--example", "--benches",
+                  "--bench", "--all-targets"}
+# The test binaries' own (libtest) arguments, after ``--``.
+LIBTEST_VALUE_OPTIONS = {"--format", "-Z", "--test-threads", "--skip", "--logfile", "--color", "--shuffle-seed"}
+LIBTEST_SELECT_OPTIONS = {"--exact"}
+DEFAULT_INVOCATION = "cargo test"
+RESUMABLE = True
+DIED = "no result (test binary died)"
+RESUME_PER_SUITE = True  # one test binary died; cargo goes on with the others
+FAILURES_AT_END = True  # libtest's "failures:" section
+
+
+def runner_end(words: list[str]) -> int | None:
+    names = [bin_name(w) for w in words]
+    if "cargo" not in names:
+        return None
+    return next((i + 1 for i in range(names.index("cargo") + 1, len(words)) if unquote(words[i]) == "test"), None)
+
+
+def split_args(args: list[str], inv: Invocation) -> None:
+    """cargo's own options, then libtest's after ``--`` (kept in ``inv.after_dashes``)."""
+    dashes = next((i for i, w in enumerate(args) if unquote(w) == "--"), len(args))
+    split_words(args[:dashes], inv, SELECT_VALUE_OPTIONS, SELECT_OPTIONS)
+    if dashes < len(args):
+        rest = Invocation(before="", head=[])
+        split_words(args[dashes + 1:], rest, LIBTEST_VALUE_OPTIONS, LIBTEST_SELECT_OPTIONS)
+        inv.after_dashes = rest.options
+        inv.dropped += rest.dropped + rest.positionals
+
+
+def binary_flag(binary: str | None) -> str:
+    """cargo's flag that runs only the test binary a result's suite label names (empty: unknown)."""
+    if not binary:
+        return ""
+    if binary == "doc-tests" or binary.startswith("Doc-tests"):
+        return "--doc"
+    if binary.startswith("unittests src/lib.rs") or binary == "src/lib.rs":
+        return "--lib"
+    m = re.search(r"tests/([\w-]+)\.rs", binary)
+    if m:
+        return f"--test {m.group(1)}"
+    m = re.search(r"src/bin/([\w-]+)\.rs", binary)
+    if m:
+        return f"--bin {m.group(1)}"
+    return ""
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    binaries = {binary_flag(t.suite) for t in tests}
+    if len(binaries) > 1:
+        raise GreenloopError("cannot select cargo tests of several test binaries at once",
+                             kind=ErrorKind.VALIDATION_ERROR, framework=FRAMEWORK)
+    libtest = [*(inv.after_dashes or []), "--exact"]
+    return [binaries.pop(), *(shlex.quote(t.id) for t in tests), "--", *libtest]
+
+
+def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    """libtest with ``--test-threads=1`` prints ``test NAME ... `` before each test; ``--skip NAME --exact``."""
+    inv = invocation()
+    libtest = [w for w in inv.after_dashes or [] if not unquote(w).startswith("--test-threads")]
+    skips = [w for t in skip for w in ("--skip", shlex.quote(t.id))]
+    return inv.render(binary_flag(scope), "--", *libtest, "--exact", "--test-threads=1", *skips)
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    return "cargo test --no-fail-fast", ["cargo test --all-features --no-fail-fast"]

@@ -35,14 +35,16 @@ source file and set ``build_error``.
 from __future__ import annotations
 
 import re
+import shlex
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .cmake_build import BuildErrors
 from .command import SEGMENT_SPLIT, command_words
 from .googletest import Console, ConsoleReader, Part
+from .invocation import Invocation, bin_name
 from .junit_xml import JUnitCase, JUnitReader
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult
@@ -773,3 +775,44 @@ def parse(run: RunOutput) -> TestReport:
         if run.exit_code not in (0, None) or killed:
             report.output_tail = run.tail()
     return report
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {
+    "-R", "--tests-regex", "-E", "--exclude-regex", "-L", "--label-regex", "-LE", "-I", "--tests-information",
+    "--test-dir", "--output-junit", "-j", "--parallel", "-C", "--build-config", "--timeout", "--repeat", "-O",
+    "--output-log", "--resource-spec-file", "--stop-time", "--test-load", "-T", "-D", "-S", "-M",
+    "--schedule-random-seed",
+}
+SELECT_OPTIONS = {"-R", "--tests-regex", "-I", "--tests-information", "-E", "--exclude-regex", "-L",
+                  "--label-regex", "-LE", "--rerun-failed"}
+DEFAULT_INVOCATION = "ctest --test-dir build --output-on-failure"
+REPORT_OPTIONS = " --output-junit ../{reports}/ctest.xml"  # relative to the build folder
+# The list of failed tests at the end: "  3 - name (Subprocess killed)".
+FAILED_LINE = re.compile(r"^\s*\d+ - (?P<name>.+?) \((?P<kind>[^()]*)\)\s*$")
+PROCESS_DIED = re.compile(r"Subprocess aborted|Child aborted|Subprocess killed|SegFault|Exception", re.I)
+
+
+def runner_end(words: list[str]) -> int | None:
+    return next((i + 1 for i, w in enumerate(words) if bin_name(w) == "ctest"), None)
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    ids = [t.id for t in tests]
+    return ["-R", shlex.quote("^(?:" + "|".join(re.escape(i) for i in ids) + ")$" if len(ids) > 1
+                              else "^" + re.escape(ids[0]) + "$")]
+
+
+def isolated_deaths(output_end: str, tests: Sequence[TestResult]) -> dict[str, str]:
+    """ctest runs each test in a process of its own and outlives it: the failed tests
+    whose process died (``Subprocess aborted``, ``SegFault``, ``Subprocess killed``), with how."""
+    kinds = {m.group("name"): m.group("kind") for line in output_end.splitlines()
+             if (m := FAILED_LINE.match(line))}
+    out: dict[str, str] = {}
+    for t in tests:
+        kind = kinds.get(t.id) or ""
+        if t.status == Status.FAILED and not t.timed_out and (
+                PROCESS_DIED.search(kind) or (t.native_status or "").startswith("Exception")):
+            out[t.id] = kind
+    return out

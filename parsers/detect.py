@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from . import registry
 from .command import PACKAGE_RUNNER, SEGMENT_SPLIT
 from .run_output import RunOutput
-from ..runner import js_project
+from . import npm_scripts
 
 
 class Detection(BaseModel):
@@ -29,7 +29,7 @@ def _modules():
 
 
 def _package_json(root: Path | None) -> dict:
-    return js_project.package_json(root) if root is not None else {}
+    return npm_scripts.package_json(root) if root is not None else {}
 
 
 def from_command(command: str, project_root: Path | None = None, _depth: int = 0) -> Detection | None:
@@ -37,7 +37,7 @@ def from_command(command: str, project_root: Path | None = None, _depth: int = 0
     segments = [s for s in SEGMENT_SPLIT.split(command.strip()) if s]
     pkg = _package_json(project_root)
     for seg in reversed(segments):
-        if pkg and (runner := js_project.runner_in_segment(seg, js_project.dependencies(pkg))) \
+        if pkg and (runner := npm_scripts.runner_in_segment(seg, npm_scripts.dependencies(pkg))) \
                 and runner[0] in registry.MODULES:
             # A JavaScript runner, told apart by the project's dependencies
             # (``node test/index.js`` is tape in a tape project, not node:test).
@@ -75,7 +75,7 @@ def from_project(root: Path | None) -> Detection | None:
     def hit(name: str, why: str, conf: Literal["high", "medium", "low"] = "high") -> Detection:
         return Detection(framework=name, reason=f"project has {why}", confidence=conf)
 
-    js = js_project.plan_js_tests(root)
+    js = npm_scripts.plan_js_tests(root)
     if js is not None and js.framework in registry.MODULES:
         return Detection(framework=js.framework, reason=js.reason, confidence="high")
     if (root / "pytest.ini").exists() or (root / "conftest.py").exists():

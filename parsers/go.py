@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from .command import command_words
+from ..domain.errors import ErrorKind, GreenloopError
+from .command import command_words, unquote
+from .invocation import Invocation, bin_name
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .normalize import add
@@ -763,3 +766,93 @@ def _gotestsum_console(reader: _Reader, tests: dict[str, TestResult], src: GoSou
                 src.pkg_dir(f"{module}/{path}") is not None:
             path = f"{module}/{path}"  # gotestsum prints paths relative to the module
         add(tests, TestResult(id=f"{path}::{name}", status=WORD_STATUS[word], suite=path))
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {
+    "-run", "-skip", "-timeout", "-count", "-tags", "-p", "-parallel", "-cpu", "-bench", "-benchtime",
+    "-coverprofile", "-covermode", "-coverpkg", "-o", "-exec", "-shuffle", "-list", "-mod", "-ldflags", "-gcflags",
+    "-modfile", "-C", "-outputdir", "-memprofile", "-cpuprofile", "-blockprofile", "-mutexprofile", "-trace", "-fuzz",
+    "-fuzztime",
+}
+SELECT_OPTIONS = {"-run", "--run"}
+DEFAULT_INVOCATION = "go test -json"
+RESUMABLE = True
+RESUME_PER_SUITE = True  # one package's test binary died; go goes on with the others
+
+
+def runner_end(words: list[str]) -> int | None:
+    return next((i + 2 for i in range(len(words) - 1)
+                 if bin_name(words[i]) == "go" and unquote(words[i + 1]) == "test"), None)
+
+
+def package_dir(test: TestResult) -> str:
+    """The folder of a test's package, as ``go test`` takes it (``./sub``, or ``.``)."""
+    if test.file and "/" in test.file:
+        return "./" + test.file.rsplit("/", 1)[0]
+    return "."
+
+
+scope_folder = package_dir
+
+
+def _run_pattern(name: str) -> str:
+    # go test -run splits on '/' and matches each level as its own regex.
+    return "/".join("^" + re.escape(part) + "$" for part in name.split("/"))
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    dirs = {package_dir(t) for t in tests}
+    names = [t.id.partition("::")[2] for t in tests]
+    if len(dirs) > 1:
+        raise GreenloopError("cannot select go tests of several packages at once; run them one by one",
+                             kind=ErrorKind.VALIDATION_ERROR, framework=FRAMEWORK)
+    if not any(unquote(w).startswith("-count") for w in inv.options):
+        inv.options.append("-count=1")
+    if default:
+        # Greenloop's own -race has a fallback without it (no cgo); one test need not race.
+        inv.options = [w for w in inv.options if unquote(w) != "-race"]
+    if not all(names):
+        return [shlex.quote(dirs.pop())]  # a package-level entry: the package's tests decide
+    if len(names) == 1:
+        pattern = _run_pattern(names[0])
+    elif all("/" not in n for n in names):
+        pattern = "^(?:" + "|".join(re.escape(n) for n in names) + ")$"
+    else:
+        raise GreenloopError(f"cannot select several {FRAMEWORK} tests at once (subtests take one -run pattern "
+                             "per level); run them one by one", kind=ErrorKind.VALIDATION_ERROR, framework=FRAMEWORK)
+    return ["-run", shlex.quote(pattern), shlex.quote(dirs.pop())]
+
+
+def list_command(inv: Invocation, folder: str) -> str:
+    """The command that lists a package's top-level tests (``-list``), with the suite's build flags."""
+    inv.options = [w for w in inv.options if unquote(w) not in ("-json", "-v")]
+    return inv.render("-list", shlex.quote(".*"), shlex.quote(folder))
+
+
+def listed(text: str) -> list[str]:
+    """The top-level tests ``go test -list`` printed."""
+    return [line.strip() for line in text.splitlines() if re.fullmatch(r"(?:Test|Example|Fuzz)\w*", line.strip())]
+
+
+def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    """go test cannot leave tests out by name (-skip is Go 1.20+): the package's listed
+    top-level tests not done run again, one at a time (``=== RUN`` names each)."""
+    if listed is None:
+        raise ValueError(f"{FRAMEWORK} runs are resumed from a listing of the package's tests")
+    inv = invocation()
+    folder, names = listed
+    gone = {t.id.partition("::")[2].split("/", 1)[0] for t in skip}
+    left = [n for n in names if n not in gone]
+    if not left:
+        return None
+    inv.options = [w for w in inv.options if not unquote(w).startswith(("-count", "-parallel"))]
+    return inv.render("-count=1", "-parallel=1", "-run", shlex.quote("^(?:" + "|".join(left) + ")$"),
+                      shlex.quote(folder))
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    """-race needs cgo and a C toolchain; the fallback is plain go test."""
+    return "go test -json -race ./...", ["go test -json ./..."]

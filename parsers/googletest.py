@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import generic
 from .cmake_build import BuildErrors
-from .command import command_words
+from .command import command_words, raw_words, unquote
+from .invocation import ENV_ASSIGNMENT, Invocation as RunnerCall
 from .json_report import read_json_file
 from .junit_xml import JUnitReader
 from .locate import Location, SourceIndex
@@ -824,3 +826,35 @@ def filter_matcher(gtest_filter: str | None):  # type: ignore[no-untyped-def]
     def matches(test_id: str) -> bool:
         return any(p.match(test_id) for p in pos_pats) and not any(p.match(test_id) for p in neg_pats)
     return matches
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+# Crash resume: ``[ RUN      ] NAME`` without its end names the test at once; the binary
+# runs again without the tests done (a negative ``--gtest_filter``).
+RESUMABLE = True
+DIED = "crashed"
+SERIAL = True
+
+
+def runner_end(words: list[str]) -> int | None:
+    """The test binary is the first word that is not a ``VAR=value``."""
+    return next((i + 1 for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(unquote(w))), None)
+
+
+def split_args(args: list[str], inv: RunnerCall) -> None:
+    inv.options = [w for w in args if not unquote(w).startswith("--gtest_filter")]
+
+
+def select(tests: list[TestResult], inv: RunnerCall, default: bool) -> list[str]:
+    return [f"--gtest_filter={shlex.quote(':'.join(t.id for t in tests))}"]
+
+
+def rerun_command(command: str, invocation: Callable[[], RunnerCall], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    inv = invocation()
+    given = next((unquote(w).split("=", 1)[1] for w in raw_words(command) if unquote(w).startswith(
+        "--gtest_filter=")), "*")
+    positive, _, negative = given.partition("-")
+    negative = ":".join(filter(None, [negative, *(t.id for t in skip)]))
+    return inv.render(f"--gtest_filter={shlex.quote((positive or '*') + '-' + negative)}")

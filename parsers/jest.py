@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .command import command_words, env_assignments, option_values, with_package_scripts
+from .command import command_words, env_assignments, option_values, unquote, with_package_scripts
+from .invocation import Invocation, alternation, js_regex, test_files, title_pattern
 from .js_results import (
     RUNNER_PREFIX,
     ResultSet,
@@ -485,3 +487,96 @@ def parse(run: RunOutput) -> TestReport:
         report.output_tail = run.tail()
         report.warnings.append("no Jest test results found in the output")
     return report
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("jest",)
+BIN_SUBCOMMANDS = {"react-scripts": "test"}  # Create React App's jest
+PACKAGE, PACKAGE_RANK = "jest", 2
+SELECT_VALUE_OPTIONS = {
+    "-c", "--config", "--outputFile", "-t", "--testNamePattern", "--testPathPattern", "--testPathPatterns",
+    "--testPathIgnorePatterns", "-w", "--maxWorkers", "--rootDir", "--roots", "--selectProjects", "--shard",
+    "--testTimeout", "--seed", "--coverageDirectory", "--reporters", "--testEnvironment", "--env", "--setupFiles",
+    "--setupFilesAfterEnv", "--projects",
+}
+SELECT_OPTIONS = {"-t", "--testNamePattern", "--testPathPattern", "--testPathPatterns", "--onlyFailures", "-o",
+                  "--onlyChanged", "--changedSince", "--findRelatedTests", "--lastCommit"}
+DEFAULT_INVOCATION = "npx jest --ci"
+REPORT_OPTIONS = " --json --outputFile={reports}/jest.json --testLocationInResults"
+SELECTION_REPORTS = "end"
+# Crash resume: Jest names tests only when their file ends, so the tests not done run
+# again in one process (``--runInBand``, ``-t '^(?!...)'``) with Greenloop's reporter,
+# which names each test as it starts.
+RESUMABLE = True
+DEATH_ENTRY = "process.exit called with"  # Jest reports the death itself as a test: not one
+STARTED = "greenloop-started "
+STARTED_REPORTER = ".greenloop/jest-started.js"
+STARTED_REPORTER_SOURCE = """// Greenloop (parsers/jest.py): names each test as it starts, so a dead run says in which.
+const fs = require("fs");
+module.exports = class {
+  onTestCaseStart(test, info) {
+    fs.writeSync(1, "greenloop-started " + JSON.stringify([test.path, ...info.ancestorTitles, info.title]) + "\\n");
+  }
+};
+"""
+
+
+def direct(words: list[str]) -> list[str]:
+    """``react-scripts test`` watches unless CI is set."""
+    if words and words[0].split()[-1] == "react-scripts" and not any(
+            unquote(w).startswith("--watchAll") for w in words):
+        return [*words[:2], "--watchAll=false", *words[2:]]
+    return words
+
+
+def suite_options(command: str, root: Path) -> str:
+    return "" if "--ci" in command.split() else " --ci"
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    # -t matches the titles joined with single spaces.
+    pattern = alternation([js_regex(" ".join(t.id.split(SEP))) for t in tests])
+    return [*test_files(tests, inv), "-t", shlex.quote(pattern)]
+
+
+def run_died(died: bool, runner_ended: bool, output: str) -> bool:
+    """The process, or a worker, died (Jest may report a worker's exit as a test)."""
+    return died or DEATH_ENTRY in output or runner_ended
+
+
+def prepare_resume(workspace: Path) -> None:
+    (workspace / STARTED_REPORTER).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / STARTED_REPORTER).write_text(STARTED_REPORTER_SOURCE)
+
+
+def started(output: str, root: Path | None = None) -> TestResult | None:
+    """The last test Greenloop's reporter saw start (its file relative to ``root``)."""
+    lines = [line for line in output.splitlines() if line.startswith(STARTED)]
+    if not lines:
+        return None
+    try:
+        path, *titles = json.loads(lines[-1][len(STARTED):])
+    except (ValueError, TypeError):
+        return None
+    file = str(path)
+    if root is not None and Path(file).is_relative_to(root):
+        file = Path(file).relative_to(root).as_posix()
+    return TestResult(id=SEP.join(titles), status=Status.ERRORED, file=file, suite=file)
+
+
+def running(output_end: str, report: TestReport, root: Path | None, ended: bool) -> list[TestResult]:
+    test = started(output_end, root)
+    finished = {t.id for t in report.tests if t.status != Status.SKIPPED}
+    return [test] if test is not None and test.id not in finished else []
+
+
+def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    """In one process, each test named as it starts; -t sees the titles joined by spaces."""
+    inv = invocation()
+    names = [" ".join(t.id.split(SEP)) for t in skip]
+    inv.options = [w for w in inv.options if not unquote(w).startswith(("--reporters", "-i", "--runInBand"))]
+    left_out = ["-t", shlex.quote("^(?!" + title_pattern(names)[1:] + ")")] if names else []
+    return inv.render("--runInBand", "--reporters=default", f"--reporters=./{STARTED_REPORTER}", *left_out,
+                      *inv.positionals)

@@ -25,6 +25,7 @@ failed (``@BeforeAll``/``@BeforeClass``) are ``errored``; timeouts are
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ from .source.java import (
     simple_params,
     xml_failure,
 )
+from .surefire import class_and_method
 
 FRAMEWORK = "junit-console"
 COMMAND_RE: list[re.Pattern[str]] = [
@@ -950,3 +952,15 @@ def _cross_check(report: TestReport, console: _Console) -> None:
     s = console.summary
     if "tests successful" in s:
         report.summary_counts["passed"] = s["tests successful"]
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECTORS = re.compile(r"\s--(scan-classpath|select-\w+)(?:[ =](?!-)\S+)?")
+
+
+def select_in_command(command: str, tests: list[TestResult]) -> str:
+    """The launcher's own selectors (``--scan-classpath``, ``--select-*``) give way to one
+    ``--select-method`` per test."""
+    methods = [f"--select-method {shlex.quote('#'.join(class_and_method(t.id)))}" for t in tests]
+    return f"{SELECTORS.sub('', command)} {' '.join(methods)}"

@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from .command import command_words, option_values, with_package_scripts
+from .invocation import Invocation, test_files, title_pattern
 from .js_results import RUNNER_PREFIX
 from .junit_xml import JUnitReader, line_stream
 from .locate import SourceIndex, glob_regex, located_while_parsing
@@ -980,3 +982,33 @@ def _json_document(lines: Iterator[str]) -> dict[str, object] | None:
 def parse(run: RunOutput) -> TestReport:
     """Parse a Mocha run (any reporter listed in the module docstring)."""
     return _Parser(run).parse()
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("mocha", "_mocha")
+PACKAGE, PACKAGE_RANK = "mocha", 3
+WATCH_FLAGS = {"-w"}
+SELECT_VALUE_OPTIONS = {
+    "-R", "--reporter", "-O", "--reporter-option", "--reporter-options", "-r", "--require", "-t", "--timeout", "-s",
+    "--slow", "-g", "--grep", "-f", "--fgrep", "-u", "--ui", "--config", "--package", "--extension", "--spec",
+    "--ignore", "--exclude", "--file", "-j", "--jobs", "--retries",
+}
+SELECT_OPTIONS = {"-g", "--grep", "-f", "--fgrep", "--spec", "-i", "--invert"}
+DEFAULT_INVOCATION = "npx mocha"
+# Crash resume (spec/list reporters): a run without its summary died in the first test
+# after the last one reported, in the spec files' order (``--grep ... --invert``).
+RESUMABLE = True
+SERIAL = True
+FAILURES_AT_END = True
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    return [*test_files(tests, inv), "--grep", shlex.quote(title_pattern([t.id for t in tests]))]
+
+
+def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    """Its spec files stay; Mocha matches --grep against full titles."""
+    inv = invocation()
+    return inv.render(*inv.positionals, "--grep", shlex.quote(title_pattern([t.id for t in skip])), "--invert")

@@ -37,8 +37,13 @@ source file, else the failing assertion's ``at``.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from ..domain.errors import ErrorKind, GreenloopError
+from . import npm_scripts
+from .invocation import Invocation, js_regex
 from .js_results import RUNNER_PREFIX
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult
@@ -175,3 +180,44 @@ class _Parser:
 def parse(run: RunOutput) -> TestReport:
     """Per-test results of a node-tap run (see the module docstring)."""
     return _Parser(run).parse()
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("tap",)
+PACKAGE, PACKAGE_RANK = "tap", 5
+NODE_RUN = True  # its test files are plain node programs (``node test/index.js``)
+WATCH_FLAGS = {"-w"}
+SELECT_VALUE_OPTIONS = {"-R", "--reporter", "-g", "--grep", "-t", "--timeout", "-j", "--jobs", "-o", "--output-file",
+                        "--node-arg", "-i", "--include", "--exclude", "-c", "--config"}
+SELECT_OPTIONS = {"-g", "--grep", "-O", "--only", "--changed"}
+DEFAULT_INVOCATION = "npx tap --reporter=tap"
+
+
+def suite_options(command: str, root: Path) -> str:
+    """Its TAP reporter, and coverage off: node-tap fails a run whose coverage is below 100%
+    (from version 18) or below its check level, and coverage is not what Greenloop tests.
+    The flag is spelled per major version (``--disable-coverage`` from 18 on,
+    ``--no-coverage`` before); nothing when the version is unknown."""
+    if not re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
+        return ""
+    version = str(npm_scripts.package_json(root / "node_modules" / "tap").get("version") or "")
+    if not version:
+        deps = npm_scripts.package_json(root)
+        version = str({**(deps.get("dependencies") or {}), **(deps.get("devDependencies") or {})}.get("tap", ""))
+    m = re.search(r"(\d+)", version)
+    coverage = "" if not m else " --disable-coverage" if int(m.group(1)) >= 18 else " --no-coverage"
+    return " --reporter=tap" + coverage
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    if len(tests) != 1:
+        raise GreenloopError(f"cannot select several {FRAMEWORK} tests at once (its --grep patterns apply per "
+                             "level); run them one by one", kind=ErrorKind.VALIDATION_ERROR, framework=FRAMEWORK)
+    t = tests[0]
+    levels = t.id.split(" > ")
+    file = shlex.quote(t.file) if t.file else None
+    if file and levels and levels[0] == t.file:
+        levels = levels[1:]
+    greps = [f"--grep={shlex.quote(js_regex(level))}" for level in levels]
+    return [*greps, file] if file else [*greps, *inv.positionals]

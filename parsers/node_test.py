@@ -27,10 +27,12 @@ its character counts check the result. The summary counters (``# tests N``
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .command import option_values, plain_words
+from .invocation import Invocation, js_regex, test_files
 from .junit_xml import JUnitCase, JUnitReader, line_stream
 from .locate import SourceIndex, glob_regex, located_while_parsing
 from .mocha import effective_words
@@ -729,3 +731,24 @@ def parse(run: RunOutput) -> TestReport:
     """Parse a ``node --test`` run (any reporter listed in the module docstring)."""
     return _Parser(run).parse()
 
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+NODE_FLAG = "--test"
+SELECT_VALUE_OPTIONS = {
+    "-r", "--require", "--import", "--loader", "--experimental-loader", "--test-reporter",
+    "--test-reporter-destination", "--test-name-pattern", "--test-skip-pattern", "--test-concurrency",
+    "--test-timeout", "--env-file", "-C", "--conditions",
+}
+SELECT_OPTIONS = {"--test-name-pattern", "--test-only"}
+DEFAULT_INVOCATION = "node --test"
+REPORT_OPTIONS = (" --test-reporter=spec --test-reporter-destination=stdout"
+                  " --test-reporter=junit --test-reporter-destination={reports}/node.xml")
+SELECTION_REPORTS = "options"  # node reads options only before its test files
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    # node:test matches each level's name; repeated patterns are alternatives.
+    patterns = [f"--test-name-pattern={shlex.quote(js_regex(i.split(' > ')[-1]))}"
+                for i in dict.fromkeys(t.id for t in tests)]
+    return [*patterns, *test_files(tests, inv)]

@@ -35,6 +35,7 @@ File and line: the test method's definition.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -42,6 +43,7 @@ from pathlib import Path, PurePosixPath
 from defusedxml.ElementTree import fromstring as xml_fromstring
 
 from .command import command_words, tool_words
+from .invocation import Invocation, bin_name
 from .junit_xml import JUnitCase, JUnitReader
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
@@ -1263,3 +1265,34 @@ def _cross_check(report: TestReport, con: _Console) -> None:
         report.summary_counts["total"] = n
     if n is None or n == len(report.tests):  # otherwise the missing tests explain the rest
         report.summary_counts.update(errored=con.summary.get("errors", 0), failed=con.summary.get("failures", 0))
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {
+    "--filter", "--log-junit", "-c", "--configuration", "--bootstrap", "--testsuite", "--group", "--exclude-group",
+    "--printer", "--cache-result-file", "--coverage-clover", "--coverage-html", "--coverage-text", "--testdox-html",
+    "--testdox-text", "--include-path", "-d", "--test-suffix", "--log-teamcity", "--whitelist", "--coverage-filter",
+}
+SELECT_OPTIONS = {"--filter"}
+DEFAULT_INVOCATION = "phpunit"
+REPORT_OPTIONS = " --log-junit {reports}/phpunit.xml"
+
+
+def runner_end(words: list[str]) -> int | None:
+    return next((i + 1 for i, w in enumerate(words) if bin_name(w) == "phpunit"), None)
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    parts = []
+    for t in tests:
+        method = t.id.split("::")[-1].split(" with data set")[0]
+        cls = t.id.split("::")[0].rsplit("\\", 1)[-1]
+        parts.append(re.escape(cls) + "::" + re.escape(method))
+    body = parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+    # Its paths say where the tests are, not which: they stay.
+    return [*inv.positionals, "--filter", shlex.quote("/" + body + "( with data set .*)?$/")]
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    return ("vendor/bin/phpunit" if (root / "vendor/bin/phpunit").exists() else "phpunit"), []

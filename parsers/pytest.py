@@ -31,13 +31,15 @@ import ast
 import fnmatch
 import itertools
 import re
+import shlex
 import tomllib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from .command import command_words, tool_words
+from .command import command_words, tool_words, unquote
+from .invocation import Invocation, bin_name
 from .json_report import read_json_file
 from .junit_xml import JUnitReader
 from .locate import Location, SourceIndex
@@ -1569,3 +1571,71 @@ def parse(run: RunOutput) -> TestReport:
         report.warnings.append("no per-test results found in the pytest output")
     return report
 
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_NAMES = ("pytest", "py.test", "pytest-3")
+SELECT_VALUE_OPTIONS = {
+    "-p", "-k", "-m", "-c", "-o", "-W", "-n", "--maxfail", "--junitxml", "--junit-xml", "--rootdir", "--confcutdir",
+    "--basetemp", "--tb", "--deselect", "--ignore", "--ignore-glob", "--durations", "--log-level", "--log-cli-level",
+    "--timeout", "--cov", "--cov-report", "--dist", "--import-mode", "--json-report-file", "--override-ini",
+    "--capture", "--color", "--html", "--reruns", "-r",
+}
+DEFAULT_INVOCATION = "python -m pytest"
+REPORT_OPTIONS = " --junitxml={reports}/pytest.xml"
+SELECTION_REPORTS = "end"
+RESUMABLE = True
+# A ``-v`` line naming the test about to run, with no outcome after it yet.
+RUNNING_LINE = re.compile(r"^(?P<id>\S+::\S.*?)\s*$")
+OUTCOME = re.compile(r"\b(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b|\[\s*\d+%\]\s*$")
+
+
+def runner_end(words: list[str]) -> int | None:
+    values = [unquote(w) for w in words]
+    for i, v in enumerate(values):
+        if bin_name(words[i]) in RUNNER_NAMES:
+            return i + 1
+        if v == "-m" and i + 1 < len(values) and values[i + 1] == "pytest":
+            return i + 2
+    return None
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    return [shlex.quote(t.id) for t in tests]
+
+
+def exited_early(command: str, exit_code: int | None, root: Path) -> bool:
+    """The session ended by itself in the middle (a test called ``os._exit``): the JUnit
+    report pytest writes when a session ends, and that the command asks for, is missing.
+    (Usage and internal errors, exit codes 3 and 4, write none either.)"""
+    if exit_code in (3, 4, 126, 127):
+        return False
+    path = junit_path(command)
+    return path is not None and not (root / path).exists()
+
+
+def running_test(output_end: str) -> str | None:
+    """The test a ``pytest -v`` run was in when it died: its last line names it, with no outcome."""
+    lines = [line for line in output_end.splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = lines[-1]
+    m = RUNNING_LINE.match(last)
+    if m is None or OUTCOME.search(last):
+        return None
+    return m.group("id")
+
+
+def running(output_end: str, report: TestReport, root: Path | None, ended: bool) -> list[TestResult]:
+    name = running_test(output_end) if ended else None
+    return [TestResult(id=name, status=Status.ERRORED)] if name else []
+
+
+def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str | None,
+                  skip: list[TestResult], listed: tuple[str, list[str]] | None) -> str | None:
+    """``-v`` names each test before it runs; ``--deselect`` leaves the done ones out."""
+    return f"{command} -v" + "".join(f" --deselect {shlex.quote(t.id)}" for t in skip)
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    return DEFAULT_INVOCATION, ["pytest", "python -m unittest discover -v"]

@@ -3,7 +3,10 @@
 Every framework parser is a module that satisfies :class:`Parser` (see
 ``parsers/README.md`` for the recipe): ``parse`` reads a run's output,
 ``locate`` says where the tests it named are defined (the normalizer asks it
-for every result the output left without a file or a line). The table below says, per framework,
+for every result the output left without a file or a line). The same module
+says how its tests are run: selection of one test, report flags, crash resume
+and npm-script following are optional members with one default each
+(``plugin.py``), which ``runner/`` reaches through ``plugin.plugin(name)``. The table below says, per framework,
 its canonical name (the corpus folder name), the names people also use for
 it, its language (whose source indexer finds file and line) and the output
 formats its parser reads. Detection reads each parser's ``COMMAND_RE`` and
@@ -32,7 +35,10 @@ from .run_output import RunOutput
 
 @runtime_checkable
 class Parser(Protocol):
-    """What a framework parser provides (a module with these names)."""
+    """What a framework parser provides (a module with these names). The
+    members that run its tests (``select``, ``REPORT_OPTIONS``,
+    ``rerun_command``, ``RUNNER_BINS``...) are optional: ``plugin.py`` lists
+    them with the default a module without them gets."""
 
     FRAMEWORK: str
     # How the framework's command looks (``npx jest``, ``go test``): detection.

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .command import command_words
+from .invocation import Invocation, bin_name
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
@@ -936,3 +938,28 @@ def locate(run: RunOutput, tests: Sequence[TestResult], sources: SourceIndex) ->
 def parse(run: RunOutput) -> TestReport:
     """Parse an RSpec run (formatters listed in the module docstring)."""
     return _Parser(run).parse()
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {
+    "-f", "--format", "-o", "--out", "-r", "--require", "-e", "--example", "-t", "--tag", "-I", "--order", "--seed",
+    "-P", "--pattern", "--default-path", "-E", "--example-matches", "--exclude-pattern", "--options",
+}
+SELECT_OPTIONS = {"-e", "--example", "--only-failures", "--next-failure", "-E", "--example-matches"}
+DEFAULT_INVOCATION = "rspec"
+REPORT_OPTIONS = " --format progress --format json --out {reports}/rspec.json"
+
+
+def runner_end(words: list[str]) -> int | None:
+    return next((i + 1 for i, w in enumerate(words) if bin_name(w) == "rspec"), None)
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    if all(t.file and t.line for t in tests):
+        return [shlex.quote(f"{t.file}:{t.line}") for t in tests]
+    return [w for t in tests for w in ("-e", shlex.quote(t.id))]
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    return ("bundle exec rspec" if (root / "Gemfile").exists() else "rspec"), ["rspec", "rake test"]

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from .command import SEGMENT_SPLIT, command_words
+from .command import SEGMENT_SPLIT, command_words, unquote
+from .invocation import Invocation, bin_name
 from .junit_xml import JUnitCase, JUnitReader
 from .locate import SKIP_DIRS, Location, SourceIndex
 from .models import Status, TestReport, TestResult
@@ -389,3 +391,41 @@ def parse(run: RunOutput) -> TestReport:
         report.warnings.append("no Surefire test output or report found")
         report.output_tail = run.tail()
     return report
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+MAVEN_BINS = ("mvn", "mvnw", "mvn.cmd")
+DEFAULT_INVOCATION = "mvn -B test"
+
+
+def runner_end(words: list[str]) -> int | None:
+    return next((i + 1 for i, w in enumerate(words) if bin_name(w) in MAVEN_BINS), None)
+
+
+def split_args(args: list[str], inv: Invocation) -> None:
+    """Goals are positional and stay; the command's own ``-Dtest=`` goes."""
+    inv.options = [w for w in args if not re.match(r"^-D(test|it\.test)=", unquote(w))]
+    inv.dropped = [w for w in args if w not in inv.options]
+
+
+def class_and_method(test_id: str) -> tuple[str, str]:
+    """``pkg.Class#method(params)[n]`` -> (``pkg.Class``, ``method``)."""
+    cls, _, method = test_id.partition("#")
+    return cls, re.sub(r"[({\[].*$", "", method)  # parameter lists and invocation indexes go
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    sels = []
+    for t in tests:
+        cls, method = class_and_method(t.id)
+        simple = cls.rsplit(".", 1)[-1]
+        sels.append(simple if method == simple or not method else f"{simple}#{method}")
+    return [f"-Dtest={shlex.quote(','.join(dict.fromkeys(sels)))}", "-Dsurefire.failIfNoSpecifiedTests=false",
+            "-DfailIfNoTests=false"]
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    if (root / "mvnw").exists():
+        return "./mvnw -B test", ["mvn -B test"]
+    return "mvn -B test", ["mvn -B verify"]

@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .invocation import Invocation, test_files
 from .js_results import RUNNER_PREFIX
 from .locate import SourceIndex, literal_call, located_while_parsing
 from .models import Status, TestReport, TestResult
@@ -202,3 +203,18 @@ class _Parser:
 def parse(run: RunOutput) -> TestReport:
     """Per-test results of a tape run (see the module docstring)."""
     return _Parser(run).parse()
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("tape",)
+PACKAGE, PACKAGE_RANK = "tape", 6
+NODE_RUN = True  # its test files are plain node programs (``node test/index.js``)
+SELECT_VALUE_OPTIONS = {"-r", "--require", "-i", "--ignore", "--ignore-pattern"}
+DEFAULT_INVOCATION = "npx tape"
+DEFAULT_SUITE = "npx tape 'test/**/*.js'"
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    """tape has no name filter: the test's file runs whole, or the whole suite when its file is unknown."""
+    return test_files(tests, inv)

@@ -21,11 +21,13 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+import shlex
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .command import command_words
+from .command import command_words, unquote
+from .invocation import Invocation, split_args as split_words, without
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
@@ -959,3 +961,43 @@ def _resolve(seg: _Segment, src: _Sources, run: RunOutput,
     for bid, block in seg.blocks.items():
         out.append((bid, KIND_STATUS[block.kind], False, None))
     return out
+
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+SELECT_VALUE_OPTIONS = {"-k", "-s", "-t", "-p", "--start-directory", "--top-level-directory", "--pattern"}
+DISCOVERY_OPTIONS = {"-s", "-t", "-p", "--start-directory", "--top-level-directory", "--pattern"}
+DEFAULT_INVOCATION = "python -m unittest -v"
+DEFAULT_SUITE = "python -m unittest discover -v"
+FIXTURE_ID = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")
+FAILED_IMPORT = "unittest.loader._FailedTest."
+
+
+def runner_end(words: list[str]) -> int | None:
+    values = [unquote(w) for w in words]
+    return next((i + 2 for i in range(len(values) - 1) if values[i] == "-m" and values[i + 1] == "unittest"), None)
+
+
+def split_args(args: list[str], inv: Invocation) -> None:
+    """Named tests are loaded directly: ``discover`` and its -s/-t/-p go."""
+    if args and unquote(args[0]) == "discover":
+        inv.dropped.append("discover")
+        split_words(args[1:], inv, SELECT_VALUE_OPTIONS, set())
+        inv.options = without(inv.options, DISCOVERY_OPTIONS, SELECT_VALUE_OPTIONS)
+    else:
+        split_words(args, inv, SELECT_VALUE_OPTIONS, set())
+
+
+def _target(tid: str) -> str:
+    fixture = FIXTURE_ID.match(tid)
+    if fixture:
+        return fixture.group(1)
+    if tid.startswith(FAILED_IMPORT):
+        return tid.removeprefix(FAILED_IMPORT)
+    return re.sub(r" [(\[].*$", "", tid)  # a subtest runs with its test
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    if "-v" not in {unquote(w) for w in inv.options} and "-v" not in {unquote(w) for w in inv.head}:
+        inv.options.append("-v")
+    return [shlex.quote(t) for t in dict.fromkeys(_target(t.id) for t in tests)]

@@ -17,11 +17,14 @@ the JSON reporter's bare ``STACK_TRACE_ERROR``) are failed and timed out.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .command import command_words, option_values, with_package_scripts
+from . import npm_scripts
+from .command import command_words, option_values, unquote, with_package_scripts
+from .invocation import Invocation, alternation, js_regex, test_files
 from .js_results import (
     RUNNER_PREFIX,
     ResultSet,
@@ -647,3 +650,43 @@ def parse(run: RunOutput) -> TestReport:
         report.warnings.append("no Vitest test results found in the output")
     return report
 
+
+# ---------------------------------------------------------------------- running it (parsers/plugin.py)
+
+RUNNER_BINS = ("vitest",)
+PACKAGE, PACKAGE_RANK = "vitest", 1
+WATCH_FLAGS = {"-w"}
+SUBCOMMANDS = {"run", "watch", "dev", "related", "bench", "list", "typecheck", "init"}
+SELECT_VALUE_OPTIONS = {
+    "-c", "--config", "-r", "--root", "--dir", "--reporter", "--outputFile", "--project", "--pool", "-t",
+    "--testNamePattern", "--environment", "--shard", "--maxWorkers", "--mode", "--testTimeout", "--exclude",
+    "--sequence.seed",
+}
+SELECT_OPTIONS = {"-t", "--testNamePattern", "--changed"}
+DEFAULT_INVOCATION = "npx vitest run"
+REPORT_OPTIONS = " --reporter=default --reporter=junit --outputFile.junit={reports}/vitest.xml"
+SELECTION_REPORTS = "end"
+
+
+def runner_end(words: list[str]) -> int | None:
+    """``vitest`` alone may watch: the invocation is always ``vitest run``."""
+    k = npm_scripts.runner_end(FRAMEWORK, words)
+    if k is None:
+        return None
+    if k < len(words) and unquote(words[k]) in ("run", "watch"):
+        words[k] = "run"
+    else:
+        words.insert(k, "run")
+    return k + 1
+
+
+def direct(words: list[str]) -> list[str]:
+    if len(words) > 1 and unquote(words[1]) in SUBCOMMANDS:
+        return words
+    return [words[0], "run", *words[1:]]
+
+
+def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
+    # -t matches the titles joined with single spaces.
+    pattern = alternation([js_regex(" ".join(t.id.split(" > "))) for t in tests])
+    return [*test_files(tests, inv), "-t", shlex.quote(pattern)]

@@ -27,7 +27,7 @@ that never got to run are run again:
   - Jest: the process, or a worker; Jest names tests only when their file
     ends, so the tests not done run again in one process (``--runInBand``,
     ``-t '^(?!...)'``) with Greenloop's reporter, which names each test as
-    it starts (``JEST_REPORTER``);
+    it starts (``parsers/jest.py``: ``STARTED_REPORTER``);
   - Mocha (spec/list reporters): the process; a run without its summary died
     in the first test after the last one reported, in the spec files' order
     (``--grep ... --invert``);
@@ -39,25 +39,24 @@ that never got to run are run again:
   process died (``Subprocess aborted``, ``SegFault``, ``Subprocess killed``)
   is marked (``mark_isolated``); nothing needs running again;
 * other frameworks keep whatever per-test results their output holds.
+
+What each framework does is its module's (``parsers/plugin.py``: ``RESUMABLE``,
+``DIED``, ``SERIAL``, ``rerun_command``...); this module only drives it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ..parsers import go, mocha
-from ..parsers import pytest as pytest_parser
-from ..parsers.command import raw_words, unquote
-from ..parsers.jest import SEP as JEST_SEP
+from ..parsers.invocation import Invocation
 from ..parsers.models import Status, TestReport, TestResult
-from . import select
-from .plan import SuitePlan
+from ..parsers.plugin import Plugin, plugin
 from ..sandbox.models import ExecResult
+from .plan import SuitePlan
+from .select import invocation_in
 
 OUT_OF_MEMORY = "out_of_memory"
 CRASH = "crash"
@@ -66,10 +65,6 @@ CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, s
 # What a test's output shows when a process it started was killed for memory (or crashed).
 KILLED = re.compile(r"(?<![\w.])-(?:9|11|6)\b|SIGKILL|SIGSEGV|\bKilled\b|MemoryError|out of memory|"
                     r"Cannot allocate memory|exit (?:code|status) 137\b|signal 9\b", re.I)
-# A pytest -v line naming the test about to run, with no outcome after it yet.
-PYTEST_RUNNING = re.compile(r"^(?P<id>\S+::\S.*?)\s*$")
-PYTEST_OUTCOME = re.compile(r"\b(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b|\[\s*\d+%\]\s*$")
-
 Exec = Callable[[str, Path], Awaitable[ExecResult]]
 Parse = Callable[[ExecResult], TestReport]
 
@@ -91,14 +86,12 @@ def runner_died(ex: ExecResult) -> bool:
 
 
 def exited_early(framework: str, ex: ExecResult, root: Path | None) -> bool:
-    """pytest exited by itself in the middle of its session (a test called ``os._exit``,
-    a native library ended the process): the JUnit report it writes when a session ends,
-    and that the command asks for, is missing. (Usage and internal errors write none either.)"""
-    if framework != "pytest" or root is None or ex.timed_out or ex.killed_by_signal is not None \
-            or ex.exit_code in (3, 4, 126, 127):
+    """The runner exited by itself in the middle of its run, as its framework module
+    tells (pytest: a test called ``os._exit``, and the report a session writes at its
+    end is missing)."""
+    if root is None or ex.timed_out or ex.killed_by_signal is not None:
         return False
-    path = pytest_parser.junit_path(ex.command)
-    return path is not None and not (root / path).exists()
+    return plugin(framework).exited_early(ex.command, ex.exit_code, root)
 
 
 def runner_ended(framework: str, ex: ExecResult, root: Path | None) -> bool:
@@ -145,24 +138,18 @@ def mark_victims(report: TestReport, reason: str, message: str) -> int:
     return marked
 
 
-# ctest's list of failed tests at the end: "  3 - name (Subprocess killed)".
-CTEST_FAILED = re.compile(r"^\s*\d+ - (?P<name>.+?) \((?P<kind>[^()]*)\)\s*$")
-CTEST_DIED = re.compile(r"Subprocess aborted|Child aborted|Subprocess killed|SegFault|Exception", re.I)
-
-
 def mark_isolated(framework: str, report: TestReport, ex: ExecResult, memory_mb: int) -> int:
-    """ctest: the tests whose own process died become ``errored`` for ``out_of_memory``
-    (killed when the sandbox saw its memory limit reached) or ``crash``; how many."""
-    if framework != "ctest" or ex.timed_out:
+    """A runner that runs each test in a process of its own and outlives it (ctest): the
+    tests whose own process died become ``errored`` for ``out_of_memory`` (killed when the
+    sandbox saw its memory limit reached) or ``crash``; how many."""
+    if ex.timed_out:
         return 0
-    kinds = {m.group("name"): m.group("kind") for line in _stdout_end(ex).splitlines()
-             if (m := CTEST_FAILED.match(line))}
+    deaths = plugin(framework).isolated_deaths(_stdout_end(ex), report.tests)
     marked = 0
     for i, t in enumerate(report.tests):
-        kind = kinds.get(t.id) or ""
-        if t.status != Status.FAILED or t.timed_out or not (CTEST_DIED.search(kind) or
-                                                             (t.native_status or "").startswith("Exception")):
+        if t.id not in deaths:
             continue
+        kind = deaths[t.id]
         why = OUT_OF_MEMORY if ex.out_of_memory and "killed" in kind.lower() else CRASH
         text = explain(why, ex, memory_mb) if why == OUT_OF_MEMORY else \
             f"crash: the test process died ({kind or t.native_status})"
@@ -172,162 +159,58 @@ def mark_isolated(framework: str, report: TestReport, ex: ExecResult, memory_mb:
     return marked
 
 
-def pytest_running(stdout_tail: str) -> str | None:
-    """The test a ``pytest -v`` run was in when it died: its last line names it, with no outcome."""
-    lines = [line for line in stdout_tail.splitlines() if line.strip()]
-    if not lines:
-        return None
-    last = lines[-1]
-    m = PYTEST_RUNNING.match(last)
-    if m is None or PYTEST_OUTCOME.search(last):
-        return None
-    return m.group("id")
-
-
-# What a framework's parser says of a test that was running when its process died.
-DIED_NATIVE = {"cargo-test": "no result (test binary died)", "googletest": "crashed", "mocha": mocha.DIED,
-               "go": go.DIED}
-RESUMABLE = {"pytest", "jest", *DIED_NATIVE}
-# Their first run names the test it died in already (one test at a time, each named before or as it runs).
-SERIAL = {"googletest", "mocha"}
-
-
-def _unfinished(framework: str, t: TestResult) -> bool:
-    """A result that only says the process died while (or before) the test ran."""
-    return framework in DIED_NATIVE and t.native_status == DIED_NATIVE[framework] and not t.timed_out
-
-
-# Frameworks that print a failure's message at the end of the run (libtest's "failures:", Mocha's summary).
-FAILURES_AT_END = {"cargo-test", "mocha"}
-
-
-def _untold(framework: str, t: TestResult) -> bool:
+def _untold(p: Plugin, t: TestResult) -> bool:
     """A failure whose message a run that died never printed: run again for it."""
-    return framework in FAILURES_AT_END and t.status == Status.FAILED and not t.message and not t.details
+    return p.failures_at_end and t.status == Status.FAILED and not t.message and not t.details
 
 
 def dead_scopes(framework: str, report: TestReport, ex: ExecResult, root: Path | None = None) -> list[str | None]:
-    """The units of the run that died inside a test and are to be resumed: cargo's test
-    binaries (by label), ``None`` for the whole run; empty when nothing is to be resumed."""
-    if framework in ("cargo-test", "go"):  # a test binary died; the others ran on
-        return list(dict.fromkeys(t.suite for t in report.tests if _unfinished(framework, t)))
-    if framework in SERIAL and any(_unfinished(framework, t) for t in report.tests):
+    """The units of the run that died inside a test and are to be resumed: the test
+    binaries (by label) of a framework that resumes per suite, ``None`` for the whole
+    run; empty when nothing is to be resumed."""
+    p = plugin(framework)
+    if p.resume_per_suite:  # a test binary died; the others ran on
+        return list(dict.fromkeys(t.suite for t in report.tests if p.unfinished(t)))
+    if p.serial and any(p.unfinished(t) for t in report.tests):
         return [None]
-    if framework == "jest" and (died(ex) or JEST_EXIT in ex.stderr_tail + ex.stderr_head + _stdout_end(ex)):
-        return [None]
-    if framework in RESUMABLE and runner_ended(framework, ex, root):
+    output = ex.stderr_tail + ex.stderr_head + _stdout_end(ex)
+    if p.resumable and p.run_died(died(ex) is not None, runner_ended(framework, ex, root), output):
         return [None]
     return []
 
 
-# Jest prints its results per file, at the file's end: Greenloop's reporter names each test as it starts.
-JEST_EXIT = "process.exit called with"
-JEST_STARTED = "greenloop-started "
-JEST_REPORTER = ".greenloop/jest-started.js"
-JEST_REPORTER_SOURCE = """// Greenloop (runner/crash.py): names each test as it starts, so that a run that dies says in which.
-const fs = require("fs");
-module.exports = class {
-  onTestCaseStart(test, info) {
-    fs.writeSync(1, "greenloop-started " + JSON.stringify([test.path, ...info.ancestorTitles, info.title]) + "\\n");
-  }
-};
-"""
-
-
 def prepare(framework: str, workspace: Path) -> None:
     """What a framework's resumed runs need in the workspace (Jest: the reporter that names each test)."""
-    if framework == "jest":
-        (workspace / JEST_REPORTER).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / JEST_REPORTER).write_text(JEST_REPORTER_SOURCE)
-
-
-def jest_started(stdout: str, root: Path | None = None) -> TestResult | None:
-    """The last test Greenloop's Jest reporter saw start (its file relative to ``root``)."""
-    lines = [line for line in stdout.splitlines() if line.startswith(JEST_STARTED)]
-    if not lines:
-        return None
-    try:
-        path, *titles = json.loads(lines[-1][len(JEST_STARTED):])
-    except (ValueError, TypeError):
-        return None
-    file = str(path)
-    if root is not None and Path(file).is_relative_to(root):
-        file = Path(file).relative_to(root).as_posix()
-    return TestResult(id=JEST_SEP.join(titles), status=Status.ERRORED, file=file, suite=file)
+    plugin(framework).prepare_resume(workspace)
 
 
 def _running(framework: str, ex: ExecResult, report: TestReport, root: Path | None = None) -> list[TestResult]:
     """The test a one-test-at-a-time run died in (with a subtest's parents), as far as
     the output places it; empty when it did not die."""
-    if framework == "pytest":
-        name = pytest_running(_stdout_end(ex)) if runner_ended(framework, ex, root) else None
-        return [TestResult(id=name, status=Status.ERRORED)] if name else []
-    if framework == "jest":
-        started = jest_started(_stdout_end(ex), root)
-        finished = {t.id for t in report.tests if t.status != Status.SKIPPED}
-        return [started] if started is not None and started.id not in finished else []
-    return [t for t in report.tests if _unfinished(framework, t)]
+    return plugin(framework).running(_stdout_end(ex), report, root, runner_ended(framework, ex, root))
 
 
-def _go_names(text: str) -> list[str]:
-    """The top-level tests ``go test -list`` printed."""
-    return [line.strip() for line in text.splitlines() if re.fullmatch(r"(?:Test|Example|Fuzz)\w*", line.strip())]
-
-
-def list_command(plan: SuitePlan, command: str, package_dir: str) -> str:
-    """go: the command that lists a package's top-level tests (``-list``), with the suite's build flags."""
-    inv = _invocation(plan, command)
-    inv.options = [w for w in inv.options if unquote(w) not in ("-json", "-v")]
-    return inv.render("-list", shlex.quote(".*"), shlex.quote(package_dir))
-
-
-def _invocation(plan: SuitePlan, command: str) -> select.Invocation:
+def _invocation(plan: SuitePlan, command: str) -> Invocation:
     """The runner's call in ``command``, or in the runner command a package script reaches (``npm test``)."""
     for c in (command, plan.runner_command):
-        inv = select.invocation(plan.model_copy(update={"test_command": c})) if c else None
+        inv = invocation_in(plan.framework, c) if c else None
         if inv is not None:
             return inv
     raise ValueError(f"the command `{command}` does not call {plan.framework} itself")
+
+
+def list_command(plan: SuitePlan, command: str, folder: str) -> str:
+    """The command that lists a scope's tests (go: a package's top-level tests), with the suite's flags."""
+    return plugin(plan.framework).list_command(_invocation(plan, command), folder)
 
 
 def rerun_command(plan: SuitePlan, command: str, scope: str | None, skip: list[TestResult],
                   listed: tuple[str, list[str]] | None = None) -> str | None:
     """``command`` (the suite's, as it ran) for the tests of ``scope`` but ``skip``,
     one at a time, each named in the output before it runs; None when none is left.
-    go names the tests to run instead (``listed``: the package's folder and top-level tests)."""
-    fw = plan.framework
-    if fw == "pytest":
-        return f"{command} -v" + "".join(f" --deselect {shlex.quote(t.id)}" for t in skip)
-    inv = _invocation(plan, command)
-    if fw == "go" and listed is not None:
-        folder, names = listed
-        gone = {t.id.partition("::")[2].split("/", 1)[0] for t in skip}
-        left = [n for n in names if n not in gone]
-        if not left:
-            return None
-        inv.options = [w for w in inv.options if not unquote(w).startswith(("-count", "-parallel"))]
-        return inv.render("-count=1", "-parallel=1", "-run", shlex.quote("^(?:" + "|".join(left) + ")$"),
-                          shlex.quote(folder))
-    if fw == "cargo-test":
-        libtest = [w for w in inv.after_dashes or [] if not unquote(w).startswith("--test-threads")]
-        skips = [w for t in skip for w in ("--skip", shlex.quote(t.id))]
-        return inv.render(select.cargo_binary_flag(scope), "--", *libtest, "--exact", "--test-threads=1", *skips)
-    if fw == "googletest":
-        given = next((unquote(w).split("=", 1)[1] for w in raw_words(command) if unquote(w).startswith(
-            "--gtest_filter=")), "*")
-        positive, _, negative = given.partition("-")
-        negative = ":".join(filter(None, [negative, *(t.id for t in skip)]))
-        return inv.render(f"--gtest_filter={shlex.quote((positive or '*') + '-' + negative)}")
-    if fw == "jest":  # in one process, each test named as it starts; -t sees the titles joined by spaces
-        names = [" ".join(t.id.split(JEST_SEP)) for t in skip]
-        inv.options = [w for w in inv.options if not unquote(w).startswith(("--reporters", "-i", "--runInBand"))]
-        left_out = ["-t", shlex.quote("^(?!" + select.title_pattern(names)[1:] + ")")] if names else []
-        return inv.render("--runInBand", "--reporters=default", f"--reporters=./{JEST_REPORTER}", *left_out,
-                          *inv.positionals)
-    if fw == "mocha":  # its spec files stay; Mocha matches --grep against full titles
-        return inv.render(*inv.positionals, "--grep", shlex.quote(select.title_pattern([t.id for t in skip])),
-                          "--invert")
-    raise ValueError(f"{fw} runs are not resumed")
+    A runner that lists its tests names those to run instead (``listed``: the scope's
+    folder and tests)."""
+    return plugin(plan.framework).rerun_command(command, lambda: _invocation(plan, command), scope, skip, listed)
 
 
 async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run: Exec, parse: Parse,
@@ -335,17 +218,18 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
     """Resume a run whose test process died (see the module docstring); the merged report.
     ``root``: the directory the run ran in (where its output's absolute paths are made relative)."""
     fw = plan.framework
+    p = plugin(fw)
     # Jest reports the death itself as a test ("● process.exit called with ..."): not a test.
-    tests = [t for t in first.tests if not (fw == "jest" and JEST_EXIT in t.id)]
+    tests = [t for t in first.tests if not p.is_death_entry(t)]
     done: dict[str, TestResult] = {}
-    lost = [t for t in tests if _unfinished(fw, t)]  # kept where no run tells more
+    lost = [t for t in tests if p.unfinished(t)]  # kept where no run tells more
     untold: dict[str, TestResult] = {}  # kept where no run tells more either
 
     def keep(t: TestResult) -> None:
-        (untold if _untold(fw, t) else done)[t.id] = t
+        (untold if _untold(p, t) else done)[t.id] = t
 
     for t in tests:
-        if not _unfinished(fw, t):
+        if not p.unfinished(t):
             keep(t)
     warnings = list(first.warnings) if first.tests else []  # what the dead run's parse said of nothing
     last_exec = first_exec
@@ -356,21 +240,21 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
         done[test_id] = died_test(test_id, why, f"{text}\n{said.message}" if said and said.message else text, said)
         warnings.append(f"{test_id} died ({why}); the tests after it were run again")
 
-    if fw in SERIAL:  # one test at a time already: the dead run names it
+    if p.serial:  # one test at a time already: the dead run names it
         for t in lost:
             fail(t.id, first_exec, t)
     n = 0
     for k, scope in enumerate(dead_scopes(fw, first, first_exec, root)):
         listed = None
-        if fw == "go":  # go test cannot leave tests out by name (-skip is Go 1.20+): the package's are listed
-            folder = select.go_package_dir(next(t for t in lost if t.suite == scope))
+        if p.lists_tests:  # a runner that cannot leave tests out by name (go): the scope's are listed
+            folder = p.scope_folder(next(t for t in lost if t.suite == scope))
             try:
                 command = list_command(plan, first_exec.command, folder)
             except ValueError as exc:
                 warnings.append(f"the tests after the dead one cannot be run again: {exc}")
                 break
             listing = await run(command, out_dir / f"list-{k + 1}")
-            listed = (folder, _go_names(Path(listing.stdout_path).read_text(errors="replace")))
+            listed = (folder, p.listed(Path(listing.stdout_path).read_text(errors="replace")))
         while True:
             if n == MAX_RESUMES:
                 warnings.append(f"the test run died {MAX_RESUMES} times; the tests not yet run are missing")
@@ -388,7 +272,7 @@ async def resume(plan: SuitePlan, first: TestReport, first_exec: ExecResult, run
             report = parse(ex)
             # Only what was not known: a name filter may report the tests it left out as skipped (jest -t).
             for t in report.tests:
-                if not _unfinished(fw, t) and t.id not in done and not (fw == "jest" and JEST_EXIT in t.id):
+                if not p.unfinished(t) and t.id not in done and not p.is_death_entry(t):
                     keep(t)
             warnings += [w for w in report.warnings if w not in warnings]
             last_exec = ex
@@ -418,6 +302,6 @@ def _stdout_end(ex: ExecResult) -> str:
 
 
 def mark_victims_in(done: dict[str, TestResult], reason: str, message: str) -> None:
-    probe = TestReport(framework="pytest", tests=list(done.values()))
+    probe = TestReport(framework="generic", tests=list(done.values()))
     if mark_victims(probe, reason, message):
         done.update({t.id: t for t in probe.tests})

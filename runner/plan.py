@@ -17,10 +17,11 @@ from pydantic import BaseModel, Field
 
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers import detect as fw_detect
-from ..parsers.registry import canonical
+from ..parsers import npm_scripts
+from ..parsers.plugin import plugin
+from ..parsers.registry import BY_NAME, canonical
 from ..projectenv.models import ProjectEnvironment
-from . import js_project
-from .language import LanguageDetection, detect_language
+from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
 
 REPORT_DIR = ".greenloop/reports"
 
@@ -28,13 +29,6 @@ REPORT_DIR = ".greenloop/reports"
 DEFAULT_FRAMEWORK = {
     "python": "pytest", "javascript": "jest", "typescript": "jest", "go": "go", "ruby": "rspec",
     "rust": "cargo-test", "java": "maven-surefire", "php": "phpunit", "cpp": "ctest",
-}
-FRAMEWORK_LANGUAGE = {
-    "pytest": "python", "unittest": "python", "go": "go", "jest": "javascript", "vitest": "javascript",
-    "mocha": "javascript", "node-test": "javascript", "tape": "javascript", "node-tap": "javascript",
-    "ava": "javascript",
-    "cargo-test": "rust", "junit-console": "java",
-    "maven-surefire": "java", "rspec": "ruby", "phpunit": "php", "googletest": "cpp", "ctest": "cpp",
 }
 
 
@@ -68,6 +62,12 @@ def fill_single_test(template: str, test_id: str, file: str | None) -> str:
         "{name}", shlex.quote(name))
 
 
+def _language_of(framework: str | None) -> str:
+    """The language of a framework, as its row in the framework table says; ``unknown`` for none."""
+    row = BY_NAME.get(framework or "")
+    return LANGUAGE_ALIASES.get(row.language, "unknown") if row else "unknown"
+
+
 def _family(language: str) -> str:
     return "javascript" if language == "typescript" else language
 
@@ -83,73 +83,37 @@ def package_manager(root: Path) -> str:
 
 def with_reports(framework: str, command: str) -> str:
     """Add a machine-readable report to a command Greenloop built, keeping the
-    console output (parsers cross-check the two)."""
-    r = REPORT_DIR
-    extra = {
-        "pytest": f" --junitxml={r}/pytest.xml",
-        "jest": f" --json --outputFile={r}/jest.json --testLocationInResults",
-        "vitest": f" --reporter=default --reporter=junit --outputFile.junit={r}/vitest.xml",
-        "node-test": f" --test-reporter=spec --test-reporter-destination=stdout"
-                     f" --test-reporter=junit --test-reporter-destination={r}/node.xml",
-        "rspec": f" --format progress --format json --out {r}/rspec.json",
-        "phpunit": f" --log-junit {r}/phpunit.xml",
-        "ctest": f" --output-junit ../{r}/ctest.xml",
-    }.get(framework, "")
-    return command + extra
+    console output (parsers cross-check the two): the framework module's
+    ``REPORT_OPTIONS`` (``parsers/plugin.py``)."""
+    return command + plugin(framework).report_options(REPORT_DIR) if framework in BY_NAME else command
 
 
-JS_FRAMEWORKS = ("jest", "vitest", "mocha", "node-test", "tape", "node-tap", "ava")
-
-
-def _node_tap_no_coverage(root: Path) -> str:
-    """node-tap fails a run whose coverage is below 100% (from version 18) or
-    below its check level: coverage is not what Greenloop tests. The flag
-    is spelled per major version (``--disable-coverage`` from 18 on,
-    ``--no-coverage`` before); nothing when the version is unknown."""
-    version = str(js_project.package_json(root / "node_modules" / "tap").get("version") or "")
-    if not version:
-        deps = js_project.package_json(root)
-        version = str({**(deps.get("dependencies") or {}), **(deps.get("devDependencies") or {})}.get("tap", ""))
-    m = re.search(r"(\d+)", version)
-    if not m:
-        return ""
-    return " --disable-coverage" if int(m.group(1)) >= 18 else " --no-coverage"
+def _is_js(framework: str | None) -> bool:
+    return framework in BY_NAME and BY_NAME[framework].language == "javascript"
 
 
 def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
     """The suite command of a JavaScript project: the runner invocation its
-    package.json scripts make, run directly (``runner/js_project.py``), with
+    package.json scripts make, run directly (``parsers/npm_scripts.py``), with
     Greenloop's reports; ``npm run --ignore-scripts <script>`` (the script
     without its pre/post hooks) and ``npm test`` as fallbacks."""
     pm = package_manager(root)
-    js = js_project.plan_js_tests(root)
+    js = npm_scripts.plan_js_tests(root)
     script = js.npm_script if js is not None else (
-        "test" if "test" in js_project.scripts(js_project.package_json(root)) else None)
+        "test" if "test" in npm_scripts.scripts(npm_scripts.package_json(root)) else None)
     fallbacks = [f"{pm} test"]
     if script and pm == "npm":
         # npm >= 7: --ignore-scripts skips the pre/post hooks, never the script named.
         fallbacks.insert(0, f"npm run --ignore-scripts {script}")
     if js is not None and js.command and (js.framework == framework or framework == "generic"):
         command = js.command
-        if js.framework == "jest" and "--ci" not in command.split():
-            command += " --ci"
-        elif js.framework == "node-tap" and re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
-            command += " --reporter=tap" + _node_tap_no_coverage(root)
-        elif js.framework == "ava" and "--tap" not in command.split():
-            command += " --tap"
+        if js.framework in BY_NAME:
+            command += plugin(js.framework).suite_options(command, root)
         return with_reports(framework, command), fallbacks
-    direct = {
-        "jest": "npx jest --ci",
-        "vitest": "npx vitest run",
-        "mocha": "npx mocha",
-        "node-test": "node --test",
-        "tape": "npx tape 'test/**/*.js'",
-        "node-tap": "npx tap --reporter=tap",
-        "ava": "npx ava --tap",
-    }.get(framework)
-    if direct is None:
+    suite = plugin(framework).suite_command(root) if _is_js(framework) else None
+    if suite is None:
         return fallbacks[0], fallbacks[1:]
-    return with_reports(framework, direct), fallbacks
+    return with_reports(framework, suite[0]), fallbacks
 
 
 # Files where a project that runs pytest would name it.
@@ -172,7 +136,7 @@ def _unittest_only(root: Path) -> bool:
 def _build_command(root: Path, language: str) -> str | None:
     """Build detection: JS/TS build scripts, tsc, CMake configure+build."""
     if language in ("javascript", "typescript"):
-        scripts = js_project.scripts(js_project.package_json(root))
+        scripts = npm_scripts.scripts(npm_scripts.package_json(root))
         if isinstance(scripts, dict) and "build" in scripts:
             return f"{package_manager(root)} run build"
         if language == "typescript":
@@ -213,7 +177,7 @@ def plan_tests(
             fw, _ = found.framework, reasons.append(found.reason)
             if fw == "pytest" and found.confidence != "high" and _unittest_only(root):
                 fw, _ = "unittest", reasons.append("its test files import unittest and nothing names pytest")
-    language_name = FRAMEWORK_LANGUAGE.get(fw or "", "unknown")
+    language_name = _language_of(fw)
     try:
         lang: LanguageDetection | None = detect_language(root, language)
     except GreenloopError:
@@ -246,7 +210,7 @@ def plan_tests(
                 "run_build is true but no build command is known; give build_command",
                 kind=ErrorKind.VALIDATION_ERROR,
             )
-    runner = js_project.runner_command(root, command, fw) if fw in JS_FRAMEWORKS and not default else None
+    runner = npm_scripts.runner_command(root, command, fw) if _is_js(fw) and not default else None
     return SuitePlan(
         language=language_name, framework=fw, test_command=command, build_command=build,
         fallback_commands=fallbacks, default_command=default, reason="; ".join(reasons), runner_command=runner,
@@ -258,13 +222,13 @@ def _js_without_parser(root: Path, reasons: list[str]) -> str | None:
     parser for (uvu, jasmine) or whose test script names no runner (it
     is run as the user would, without its pre/post hooks); None when
     package.json has neither, so the language's default applies."""
-    js = js_project.plan_js_tests(root)
+    js = npm_scripts.plan_js_tests(root)
     if js is not None:
         reasons.append(js.reason)
         reasons.append(f"Greenloop has no {js.framework} parser (its reporter names failing tests only): "
                        "results are read from TAP or JUnit output if it writes any, else from the exit code")
         return "generic"
-    test = js_project.scripts(js_project.package_json(root)).get("test")
+    test = npm_scripts.scripts(npm_scripts.package_json(root)).get("test")
     if test and "no test specified" not in test:
         reasons.append(f"package.json's test script `{test}` names no test runner Greenloop knows: "
                        "it runs as a script, without its pre/post hooks")
@@ -273,29 +237,12 @@ def _js_without_parser(root: Path, reasons: list[str]) -> str | None:
 
 
 def _default_test_command(root: Path, framework: str, language: str) -> tuple[str, list[str]]:
-    if framework in JS_FRAMEWORKS or (framework == "generic" and _family(language) == "javascript"):
+    if _is_js(framework) or (framework == "generic" and _family(language) == "javascript"):
         return _js_command(root, framework)
-    if framework == "pytest":
-        return with_reports("pytest", "python -m pytest"), ["pytest", "python -m unittest discover -v"]
-    if framework == "unittest":
-        return "python -m unittest discover -v", []
-    if framework == "go":
-        # -race needs cgo and a C toolchain; the fallback is plain go test.
-        return "go test -json -race ./...", ["go test -json ./..."]
-    if framework == "cargo-test":
-        return "cargo test --no-fail-fast", ["cargo test --all-features --no-fail-fast"]
-    if framework == "maven-surefire":
-        if (root / "mvnw").exists():
-            return "./mvnw -B test", ["mvn -B test"]
-        return "mvn -B test", ["mvn -B verify"]
-    if framework == "rspec":
-        base = "bundle exec rspec" if (root / "Gemfile").exists() else "rspec"
-        return with_reports("rspec", base), ["rspec", "rake test"]
-    if framework == "phpunit":
-        base = "vendor/bin/phpunit" if (root / "vendor/bin/phpunit").exists() else "phpunit"
-        return with_reports("phpunit", base), []
-    if framework == "ctest":
-        return with_reports("ctest", "ctest --test-dir build --output-on-failure"), []
+    suite = plugin(framework).suite_command(root) if framework in BY_NAME else None
+    if suite is not None:
+        command, fallbacks = suite
+        return with_reports(framework, command), fallbacks
     if language == "java" and ((root / "build.gradle").exists() or (root / "build.gradle.kts").exists()):
         return ("./gradlew test" if (root / "gradlew").exists() else "gradle test"), ["gradle test"]
     raise GreenloopError(

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..domain.errors import ErrorKind, GreenloopError
-from .language import LANGUAGE_ALIASES
+from ..parsers.language import LANGUAGE_ALIASES
 
 
 class PhaseTestInput(BaseModel):

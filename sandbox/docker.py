@@ -79,11 +79,16 @@ class Spec(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
+def engine() -> dict[str, object]:
+    """Where the Docker engine is: ``DOCKER_HOST`` (and its TLS settings) as the docker CLI reads them."""
+    return docker.utils.kwargs_from_env()
+
+
 def _client(timeout: float = 60) -> docker.APIClient:
     global _api
     with _lock:
         if _api is None:
-            _api = docker.APIClient(version="auto", timeout=timeout)
+            _api = docker.APIClient(version="auto", timeout=timeout, **engine())
         return _api
 
 
@@ -95,12 +100,11 @@ def available() -> tuple[bool, str]:
     if _probe is not None and now - _probe[0] < TRUST_PROBE_S[0 if _probe[1][0] else 1]:
         return _probe[1]
     try:
-        api = docker.APIClient(version="auto", timeout=PROBE_TIMEOUT_S)
+        api = docker.APIClient(version="auto", timeout=PROBE_TIMEOUT_S, **engine())
         info = api.version()
         answer = (True, f"docker engine {info.get('Version', '?')} answers")
     except Exception as exc:  # noqa: BLE001 - any failure means "not here"; the reason is reported
-        answer = (False, f"no docker engine answers ({type(exc).__name__}: {str(exc)[:160]}); "
-                         "start one with .ci/setup-docker.sh (as root)")
+        answer = (False, f"no docker engine answers ({type(exc).__name__}: {str(exc)[:160]})")
     _probe = (now, answer)
     return answer
 

@@ -32,7 +32,7 @@ import docker.errors
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
-from ..runner.language import detect_language
+from ..parsers.language import detect_language
 from .environment import MASKED_IN_ROOTS, extra_ro, rustup_home
 
 LABEL = "greenloop.sandbox.image"

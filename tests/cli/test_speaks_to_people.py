@@ -72,6 +72,26 @@ def test_user_mistakes_are_said_with_the_next_step(tmp_path):
               "no Temporal server reachable at 127.0.0.1:1", "greenloop server")
 
 
+def test_a_sandbox_that_does_not_work_here_is_refused_before_the_run_starts(tmp_path):
+    """--sandbox docker with no engine answering: exit 2 with what to do, no server or run started."""
+    scenario = str(SCENARIOS / "demo-python.yaml")
+    started = time.monotonic()
+    done = greenloop("run", str(DEMO), "--sandbox", "docker", "--scripted", scenario, data_home=tmp_path,
+                     timeout=120, DOCKER_HOST=f"unix://{tmp_path}/no-docker.sock")
+    said_well(done, "the docker sandbox is not available here", "start the Docker engine", "--sandbox bwrap")
+    assert "run " not in done.stdout and time.monotonic() - started < 60
+    assert not (tmp_path / "greenloop" / "temporal").exists()  # no embedded server was started
+
+
+def test_the_local_sandbox_says_it_does_not_isolate(tmp_path):
+    from greenloop.cli.runs import check_sandbox
+
+    done = subprocess.run([sys.executable, "-c", "from greenloop.cli.runs import check_sandbox; "
+                           "check_sandbox('local')"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0 and "without isolation" in done.stderr
+    check_sandbox("local", quiet=True)  # --json: nothing printed, nothing refused
+
+
 async def test_schedule_names_that_exist_or_are_missing(temporal_env, tmp_path):
     address = temporal_env.client.service_client.config.target_host
     name = f"dup-{uuid.uuid4().hex[:6]}"

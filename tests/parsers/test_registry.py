@@ -92,3 +92,36 @@ def test_every_parsers_subpackage_ships_in_the_wheel() -> None:
     subpackages = {"greenloop." + ".".join(p.parent.relative_to(pkg.parent).parts) for p in pkg.rglob("__init__.py")}
     assert "greenloop.parsers.source" in subpackages
     assert subpackages <= listed, sorted(subpackages - listed)
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The greenloop subpackages a module imports (relative imports resolved)."""
+    pkg = Path(registry.__file__).parent.parent
+    here = path.relative_to(pkg).parent.parts
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[:len(here) - node.level + 1] if node.level > 1 else here
+            parts = (*base, *(node.module or "").split("."))
+            out.add(next((p for p in parts if p), ""))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("greenloop."):
+            out.add(node.module.split(".")[1])
+    return out
+
+
+@pytest.mark.parametrize("layer", ["parsers", "sandbox"])
+def test_the_lower_layers_do_not_import_the_runner(layer: str) -> None:
+    """parsers/ and sandbox/ are below runner/: the runner calls the framework modules, never the other way."""
+    folder = Path(registry.__file__).parent.parent / layer
+    importers = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py") if "runner" in _package_imports(p))
+    assert importers == []
+
+
+def test_selection_and_crash_resume_name_no_framework() -> None:
+    """What a framework does is its module's: runner/select.py and runner/crash.py branch on no framework name."""
+    runner = Path(registry.__file__).parent.parent / "runner"
+    names = ({f.name for f in FRAMEWORKS} | {a for f in FRAMEWORKS for a in f.aliases}) - {"generic"}
+    for module in ("select.py", "crash.py"):
+        literals = {n.value for n in ast.walk(ast.parse((runner / module).read_text()))
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        assert literals & names == set(), module

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner import config
+from greenloop import project_config as config
 from tests.projectenv.conftest import BACKEND, git_init, write
 
 CLI_DEFAULTS = dict(ref=None, test_command=None, build_command=None, framework=None, language=None,

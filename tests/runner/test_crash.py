@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from greenloop.parsers.models import Status, TestReport
-from greenloop.runner.crash import OUT_OF_MEMORY, pytest_running
+from greenloop.parsers.pytest import running_test as pytest_running
+from greenloop.runner.crash import OUT_OF_MEMORY
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.runner.readable import unreadable_reason

@@ -1,5 +1,5 @@
 """JavaScript projects: the runner and command come from package.json's
-scripts and dependencies (runner/js_project.py, through plan_tests)."""
+scripts and dependencies (parsers/npm_scripts.py, through plan_tests)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from greenloop.parsers import detect
 from greenloop.parsers.command import raw_words, split_segments
-from greenloop.runner.js_project import plan_js_tests, resolve_script
+from greenloop.parsers.npm_scripts import plan_js_tests, resolve_script
 from greenloop.runner.plan import plan_tests
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.runner.language import detect_language
+from greenloop.parsers.language import detect_language
 
 
 def make(tmp_path, files: dict[str, str]):

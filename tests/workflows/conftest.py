@@ -15,6 +15,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from tests.histories import kept as kept_histories
+
 from greenloop.domain.llm import LLMSettings
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
@@ -72,13 +74,17 @@ async def drive(env, request: FixRequest, run_id: str | None = None) -> tuple[Ru
         return await handle.result(), handle
 
 
-async def replays(client: Client, handle: WorkflowHandle) -> int:
+async def replays(client: Client, handle: WorkflowHandle, keep: str | None = None) -> int:
     """The run's recorded histories (every run, across continue-as-new) replay
-    deterministically; how many runs there were."""
+    deterministically; how many runs there were. ``keep``: the name under which
+    ``RECORD_HISTORIES=DIR`` saves them with the children's (``tests/histories/``,
+    replayed by ``test_kept_histories.py``)."""
     replayer = Replayer(workflows=[FixSuiteWorkflow], data_converter=pydantic_data_converter)
     histories = await run_chain(client, handle.id, handle.first_execution_run_id or handle.run_id or "")
     for history in histories:
         await replayer.replay_workflow(history)
+    if keep and os.environ.get("RECORD_HISTORIES"):
+        await kept_histories.save(client, histories, Path(os.environ["RECORD_HISTORIES"]) / keep)
     return len(histories)
 
 

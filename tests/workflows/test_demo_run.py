@@ -37,4 +37,4 @@ async def test_demo_repository_is_driven_to_green(temporal_env, demo_repo, scrip
     report = open(summary.report_markdown).read()
     assert "## `tests/test_cart.py::test_discount`: FIXED" in report
     # The recorded history replays deterministically.
-    await replays(temporal_env.client, handle)
+    await replays(temporal_env.client, handle, keep="queue-run")

@@ -149,7 +149,7 @@ async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scr
     firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
     [victim] = [v for v in summary.tests if v.test_id == victim_test]
     assert len(firsts) == 2 + sum("made again on the current files" in h for h in victim.history), victim.history
-    await replays(client, handle)  # the move to another worker replays deterministically
+    await replays(client, handle, keep="worker-lost" if kill_in == "FIXING" else None)  # the move replays
 
 
 @pytest.mark.parametrize(("validation", "kill_at"), [("each", "merge_worktree"), ("queue", "accept_batch")])

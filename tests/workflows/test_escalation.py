@@ -15,7 +15,7 @@ from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from greenloop.workflows.models import Answer, AnswerChoice, FixState, FixStatusView, RunSummary
 from tests.conftest import REPO
-from tests.workflows.conftest import DEMO, fix_request, wait_for_view
+from tests.workflows.conftest import DEMO, fix_request, replays, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"
 
@@ -70,6 +70,7 @@ async def test_retry_then_abort_answered_from_the_cli(temporal_env, demo_repo, s
     # Both failed attempts were rolled back: the workspace holds the original bug.
     assert "percent / 100, 2)  # bug" in (tmp_path.joinpath(request.run_dir.split("/")[-1], "workspace",
                                                            "shop/cart.py").read_text())
+    await replays(client, handle, keep="escalation")
     # After the run, the CLI says the test is no longer waiting rather than failing obscurely.
     code, _, err = await greenloop("answer", handle.id, TARGET, "skip", "--address", address)
     assert code != 0 and "Traceback" not in err

@@ -17,24 +17,23 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..parsers.command import raw_words, split_segments, unquote
+from .command import raw_words, split_segments, unquote
+from .invocation import ENV_ASSIGNMENT, bin_name
+from .plugin import plugin, plugins
+from .registry import BY_NAME
 
-# Runner bins -> framework. ``tap`` is node-tap.
-RUNNER_BINS = {
-    "jest": "jest", "vitest": "vitest", "mocha": "mocha", "_mocha": "mocha", "ava": "ava",
-    "tape": "tape", "tap": "node-tap", "uvu": "uvu", "jasmine": "jasmine",
-}
-# Dependencies that name a runner, most specific first (used when no script says).
-RUNNER_PACKAGES = (
-    ("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha"), ("ava", "ava"), ("tap", "node-tap"),
-    ("tape", "tape"), ("uvu", "uvu"), ("jasmine", "jasmine"),
-)
-# Libraries whose test files are plain node programs (``node test/index.js``).
-NODE_RUN_PACKAGES = (("tape", "tape"), ("tap", "node-tap"), ("uvu", "uvu"))
+# Runners Greenloop has no parser for, recognised so that a project using one
+# is run as written (results from TAP/JUnit or the exit code): (bin, package).
+# A framework module says its own bins and package (``parsers/plugin.py``).
+UNPARSED_RUNNERS = (("uvu", "uvu"), ("jasmine", "jasmine"))
+UNPARSED_RANK = 200
+# uvu's test files are plain node programs too.
+UNPARSED_NODE_RUN = ("uvu",)
 # Commands that wrap a runner without changing its results; dropped.
 WRAPPERS = {"nyc", "c8", "cross-env", "npx", "dotenv", "env", "nodemon", "istanbul", "cover", "exec", "--"}
 PACKAGE_MANAGERS = {"npm", "yarn", "pnpm"}
@@ -42,12 +41,8 @@ SCRIPT_RUNNERS = {"run-s", "run-p", "npm-run-all", "npm-run-all2"}
 # Scripts that by name run only tests, preferred over ``test`` in that order.
 TEST_ONLY_SCRIPTS = ("tests-only", "test:only", "test-only", "test:unit", "test-unit", "tests:unit",
                      "unit", "unit-test", "unit:test", "test:node", "test:js")
-# Subcommands / flags that would keep a runner watching instead of exiting.
+# Flags that would keep any runner watching instead of exiting (a runner adds its own: ``WATCH_FLAGS``).
 WATCH_FLAGS = {"--watch", "--watchAll", "--watch-all"}
-# Where ``-w`` means watch (jest's ``-w`` is --maxWorkers).
-SHORT_WATCH = {"mocha", "vitest", "ava", "node-tap"}
-VITEST_SUBCOMMANDS = {"run", "watch", "dev", "related", "bench", "list", "typecheck", "init"}
-ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Commands that check a project without testing it: linters, formatters,
 # type-definition and package checks, dependency audits, coverage uploads.
 CHECK_TOOLS = {
@@ -124,11 +119,57 @@ def scripts(pkg: dict) -> dict[str, str]:
     return {str(k): v for k, v in s.items() if isinstance(v, str)} if isinstance(s, dict) else {}
 
 
-def _bin(word: str) -> str:
-    return unquote(word).rsplit("/", 1)[-1]
+_bin = bin_name
 
 
 # ---------------------------------------------------------------------- runners
+
+
+@dataclass(frozen=True)
+class Runners:
+    """How the framework modules say their runner is called (their script-following members)."""
+
+    bins: dict[str, str]  # executable -> framework
+    subcommands: dict[str, tuple[str, str]]  # executable -> (framework, the subcommand that runs it)
+    node_flags: dict[str, str]  # node flag -> framework
+    packages: tuple[tuple[str, str], ...]  # (dependency, framework), most specific first
+    node_run: tuple[tuple[str, str], ...]  # (dependency, framework) whose test files node runs
+
+
+def runners() -> Runners:
+    """The runners the framework modules declare, and those Greenloop has no parser for."""
+    bins: dict[str, str] = {}
+    subcommands: dict[str, tuple[str, str]] = {}
+    node_flags: dict[str, str] = {}
+    ranked: list[tuple[int, str, str]] = []
+    node_run: list[tuple[str, str]] = []
+    for p in plugins():
+        bins.update({b: p.name for b in p.runner_bins})
+        subcommands.update({b: (p.name, sub) for b, sub in p.bin_subcommands.items()})
+        if p.node_flag:
+            node_flags[p.node_flag] = p.name
+        if p.package:
+            ranked.append((p.package_rank, p.package, p.name))
+            if p.node_run:
+                node_run.append((p.package, p.name))
+    for k, (name, package) in enumerate(UNPARSED_RUNNERS):
+        bins[name] = name
+        ranked.append((UNPARSED_RANK + k, package, name))
+    node_run += [(p, p) for p in UNPARSED_NODE_RUN]
+    packages = tuple((package, name) for _, package, name in sorted(ranked, key=lambda r: r[0]))
+    return Runners(bins, subcommands, node_flags, packages, tuple(node_run))
+
+
+def runner_end(framework: str, words: list[str]) -> int | None:
+    """Index just after ``framework``'s runner words in a segment (``npx jest``,
+    ``react-scripts test``), None when the segment does not run it: the
+    default ``runner_end`` of a framework that declares its ``RUNNER_BINS``."""
+    p = plugin(framework)
+    found = runner_in_segment(" ".join(words), {p.package} if p.node_run and p.package else set())
+    if not found or found[0] != framework:
+        return None
+    k = found[1] + 1
+    return k + 1 if _bin(words[found[1]]) in p.bin_subcommands else k
 
 
 def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
@@ -136,27 +177,29 @@ def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
     runner, possibly behind env assignments and wrappers (nyc, c8, cross-env,
     npx); None otherwise."""
     words = raw_words(segment)
+    known = runners()
     wrapped = False
     for i, word in enumerate(words):
         if ENV_ASSIGNMENT.match(unquote(word)):
             continue
         name = _bin(word)
-        if name in RUNNER_BINS:
-            return RUNNER_BINS[name], i
-        if name == "react-scripts" and i + 1 < len(words) and unquote(words[i + 1]) == "test":
-            return "jest", i  # Create React App's jest
+        if name in known.bins:
+            return known.bins[name], i
+        if name in known.subcommands and i + 1 < len(words) and unquote(words[i + 1]) == known.subcommands[name][1]:
+            return known.subcommands[name][0], i  # react-scripts test: Create React App's jest
         if name in ("node", "nodejs"):
             args = [unquote(x) for x in words[i + 1:]]
-            if "--test" in args:
-                return "node-test", i
+            flag = next((f for f in known.node_flags if f in args), None)
+            if flag is not None:
+                return known.node_flags[flag], i
             if any(not a.startswith("-") for a in args):
-                for package, framework in NODE_RUN_PACKAGES:
+                for package, framework in known.node_run:
                     if package in deps:
                         return framework, i
             return None
         following = _bin(words[i + 1]) if i + 1 < len(words) else ""
         if name in WRAPPERS or (name in PACKAGE_MANAGERS and not wrapped
-                                and (following in ("exec", "x", "dlx", "--") or following in RUNNER_BINS)):
+                                and (following in ("exec", "x", "dlx", "--") or following in known.bins)):
             wrapped = True  # npx tape, npm exec -- tape, yarn jest, pnpm exec vitest
         elif not wrapped:
             return None
@@ -308,7 +351,7 @@ def resolve_script_steps(pkg: dict, name: str, depth: int = 0) -> bool:
 
 def framework_from_dependencies(pkg: dict) -> str | None:
     deps = dependencies(pkg)
-    return next((fw for package, fw in RUNNER_PACKAGES if package in deps), None)
+    return next((fw for package, fw in runners().packages if package in deps), None)
 
 
 def direct_command(step: RunnerStep) -> str:
@@ -316,18 +359,15 @@ def direct_command(step: RunnerStep) -> str:
     are not on a plain shell's PATH), watch modes off."""
     words = raw_words(step.command)
     env = [w for w in words if ENV_ASSIGNMENT.match(unquote(w))]
-    watch = WATCH_FLAGS | ({"-w"} if step.framework in SHORT_WATCH else set())
+    p = plugin(step.framework) if step.framework in BY_NAME else None
+    watch = WATCH_FLAGS | (p.watch_flags if p else set())
     rest = [w for w in words[len(env):] if unquote(w) not in watch]
     if not rest:
         return step.command
     head = _bin(rest[0])
     if head not in ("node", "nodejs"):
         rest[0] = f"npx {head}"
-    if step.framework == "vitest" and not (len(rest) > 1 and unquote(rest[1]) in VITEST_SUBCOMMANDS):
-        rest.insert(1, "run")
-    if head == "react-scripts" and not any(unquote(w).startswith("--watchAll") for w in rest):
-        rest.insert(2, "--watchAll=false")  # it watches unless CI is set
-    return " ".join([*env, *rest])
+    return " ".join([*env, *(p.direct(rest) if p else rest)])
 
 
 def runner_command(root: Path, command: str, framework: str) -> str | None:

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
-from . import js_project
+from . import npm_scripts
 
 Confidence = Literal["high", "medium"]
 
@@ -82,7 +82,7 @@ def indicators(root: Path) -> list[Indicator]:
         has_test = isinstance(scripts, dict) and isinstance(scripts.get("test"), str) \
             and "no test specified" not in scripts["test"]
         # A test runner among the dependencies says how to test, as a test script does.
-        has_test = has_test or (isinstance(pkg, dict) and js_project.framework_from_dependencies(pkg) is not None)
+        has_test = has_test or (isinstance(pkg, dict) and npm_scripts.framework_from_dependencies(pkg) is not None)
         add("javascript", "package.json", "high" if has_test else "medium", 2 if has_test else 1)
     if (root / "tsconfig.json").is_file():
         add("typescript", "tsconfig.json", "high", 2)
