@@ -1,6 +1,6 @@
 # The README's commands. Each sets up what it needs first (scripts/setup.sh is
 # idempotent: a second run installs nothing).
-.PHONY: demo test check lint setup
+.PHONY: demo test check lint typecheck setup
 
 # Test processes: most tests wait on subprocesses (sandboxed suites, dev servers,
 # package managers), so a 2-core machine runs 4 well. One Temporal dev server
@@ -24,10 +24,16 @@ demo: setup
 
 test:
 	@bash scripts/setup.sh test
+	@.venv/bin/ruff check .
+	@.venv/bin/pyright
 	@$(PYTEST_ALL)
 
 lint: setup
 	@.venv/bin/ruff check .
 
-check: lint
+# pyright, configured in pyproject.toml ([tool.pyright]): strict on workflows/ and activities/.
+typecheck: setup
+	@.venv/bin/pyright
+
+check: lint typecheck
 	@.venv/bin/pytest -q -n $(WORKERS) -m "not slow" $(CHECK_TESTS)

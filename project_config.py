@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .domain.errors import ErrorKind, GreenloopError
-from .run_request import FixRequest
+from .run_request import ProjectRequest
 from .run_settings import IN_FILE, Setting, merged, request_data, request_values
 
 FILE = "greenloop.toml"
@@ -92,10 +92,14 @@ def load(root: Path) -> tuple[ProjectConfig, Path | None]:
 FROM_CHECKOUT = tuple(s for s in IN_FILE if s.from_checkout)
 
 
-def fill(request: FixRequest, root: Path) -> FixRequest:
-    """A ``FixRequest`` made without reading the repository's file (a git URL, an
-    API call) with the file's commands and variables where it has
-    none (``Setting.from_checkout``); a request whose ``config_file`` is set already has them."""
+R = TypeVar("R", bound=ProjectRequest)
+
+
+def fill(request: R, root: Path) -> R:
+    """A request made without reading the repository's file (a git URL, an API call) with the
+    file's commands and variables where it has none (``Setting.from_checkout``); a request whose
+    ``config_file`` is set already has them. A ``FixRequest`` or the ``ProjectRequest`` part of
+    one the activities get: the same kind comes back."""
     if request.config_file is not None:
         return request
     config, path = load(root)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.fields import FieldInfo
 
-from .run_request import FixRequest
+from .run_request import FixRequest, ProjectRequest
 
 
 class Setting(BaseModel):
@@ -196,7 +196,7 @@ def request_data(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def request_values(request: FixRequest, settings: tuple[Setting, ...] = SETTINGS) -> dict[str, Any]:
+def request_values(request: ProjectRequest, settings: tuple[Setting, ...] = SETTINGS) -> dict[str, Any]:
     """What ``request`` says of each of ``settings``, by name."""
     out = {}
     for s in settings:

@@ -40,7 +40,7 @@ from ..workspace.backups import BackupStore
 from ..workspace.events import log_event
 from .errors import typed_errors
 from .host import on_host
-from .testing import SingleInput, SuiteInput, _heartbeat, _out_dir, execute_suite, load_report, load_statuses
+from .testing import SingleInput, SuiteInput, execute_suite, heartbeat_message, load_report, load_statuses, out_dir
 from .testing import run_single_test as run_alone
 
 
@@ -141,8 +141,8 @@ async def _together(inp: CheckInput, ws: Workspace, ids: list[str], at_least: in
     except GreenloopError:
         return None  # the framework cannot select these together: each alone
     with telemetry.span("greenloop.sandbox.run", label="validate-batch-single", backend=inp.sandbox.backend):
-        run = await run_tests(inp.plan, Path(ws.path), _out_dir(ws, "validate-batch-single"), inp.sandbox,
-                              _heartbeat, command=command)
+        run = await run_tests(inp.plan, Path(ws.path), out_dir(ws, "validate-batch-single"), inp.sandbox,
+                              heartbeat_message, command=command)
     telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
     return {i: (t := run.report.find(i)) is not None and t.status in PASSING for i in ids}
 

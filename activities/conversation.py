@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -79,6 +79,8 @@ class FinishFixInput(BaseModel):
 
 
 # The trace span of each role's conversation.
+In = TypeVar("In")
+R = TypeVar("R")
 SPANS = {"fixer": "greenloop.fix", "analyzer": "greenloop.analysis"}
 
 
@@ -96,7 +98,7 @@ class Conversation(BaseModel):
     malformed: list[str] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
     calls: list[str] = Field(default_factory=list)
-    turns: list[ModelTurnResult] = Field(default_factory=list)
+    turns: list[ModelTurnResult] = Field(default_factory=list[ModelTurnResult])
     text: str = ""  # the model's last text
 
     @property
@@ -180,13 +182,13 @@ async def _tool_calls(inp: ToolsInput) -> None:
     _save(inp.ref, conv)
 
 
-def _role_activity(step: Callable[[Any], Awaitable[Any]], role: str, kind: str) -> Any:
+def _role_activity(step: Callable[[In], Awaitable[R]], role: str, kind: str) -> Callable[[In], Awaitable[R]]:
     """``step`` as the activity ``<role>_<kind>``: one implementation for every role,
     under each role's own name, so the history says whose call it is."""
     name = f"{role}_{kind}"
 
     @functools.wraps(step)
-    async def run(inp: Any) -> Any:
+    async def run(inp: In) -> R:
         return await step(inp)
 
     run.__name__ = run.__qualname__ = name  # what its heartbeats say

@@ -39,7 +39,7 @@ class RollbackInput(BaseModel):
     by_hand: bool = False
 
 
-def _store(ws) -> BackupStore:
+def _store(ws: Workspace) -> BackupStore:
     return BackupStore(Path(ws.run_dir), Path(ws.path))
 
 

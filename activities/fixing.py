@@ -111,13 +111,13 @@ def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixIn
         elif overlay.malformed:
             proposal.failure_reason = "malformed tool call(s): " + "; ".join(overlay.malformed[:5])
         elif stop == "budget":
-            proposal.failure_reason = f"the LLM budget left for this test (${inp.llm.budget_usd:.4f}) was used up"
+            proposal.failure_reason = f"the LLM budget left for this test (${inp.llm.left_usd:.4f}) was used up"
         elif stop == "max_turns":
             proposal.failure_reason = f"no fix within {inp.llm.max_tool_turns} model turns"
         else:
             proposal.failure_reason = "the fixer proposed no edit" + (f": {outcome_text[:300]}" if outcome_text else "")
     else:
-        changes = []
+        changes: list[tuple[str, str | None, str | None]] = []
         for e in edits:
             p = root / e.path
             changes.append((e.path, p.read_text(errors="replace") if p.is_file() else None, e.content))

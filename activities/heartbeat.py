@@ -5,7 +5,7 @@ the activity promptly."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 from temporalio import activity
@@ -14,7 +14,7 @@ INTERVAL_S = 5.0
 
 
 @asynccontextmanager
-async def heartbeating(what: str, interval_s: float = INTERVAL_S) -> AsyncIterator[None]:
+async def heartbeating(what: str, interval_s: float = INTERVAL_S) -> AsyncGenerator[None, None]:
     """Heartbeat ``what`` every ``interval_s`` seconds (or a third of the activity's
     heartbeat timeout, when that is shorter) while the block runs."""
     timeout = activity.info().heartbeat_timeout

@@ -22,7 +22,7 @@ import hashlib
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from temporalio import activity
 
@@ -30,6 +30,7 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..settings import settings
 from .heartbeat import heartbeating
 
+In = TypeVar("In")
 R = TypeVar("R")
 HOST_SEPARATOR = "@"
 
@@ -79,15 +80,26 @@ def require_file(path: str | Path, what: str = "the run file") -> Path:
     return p
 
 
-def on_host(fn: Callable[[Any], Awaitable[R]] | None = None, *, worktree: bool = True) -> Any:
+@overload
+def on_host(fn: Callable[[In], Awaitable[R]], *, worktree: bool = True) -> Callable[[In], Awaitable[R]]: ...
+
+
+@overload
+def on_host(
+    fn: None = None, *, worktree: bool = True) -> Callable[[Callable[[In], Awaitable[R]]], Callable[[In], Awaitable[R]]]: ...
+
+
+def on_host(fn: Callable[[In], Awaitable[R]] | None = None, *,
+            worktree: bool = True) -> Callable[[In], Awaitable[R]] | Callable[[Callable[[In], Awaitable[R]]],
+                                                                              Callable[[In], Awaitable[R]]]:
     """An activity on the run's files: its input's workspace (and a worktree's,
     unless ``worktree=False``: removing one that is gone is fine) must exist here,
     and it heartbeats while it runs, so a lost worker is noticed within the
     heartbeat timeout (blocking work inside runs in a thread)."""
 
-    def decorate(fn: Callable[[Any], Awaitable[R]]) -> Callable[[Any], Awaitable[R]]:
+    def decorate(fn: Callable[[In], Awaitable[R]]) -> Callable[[In], Awaitable[R]]:
         @functools.wraps(fn)
-        async def wrapper(inp: Any) -> R:
+        async def wrapper(inp: In) -> R:
             tree = getattr(inp, "worktree", None) if worktree else None
             for ws in (getattr(inp, "workspace", None), getattr(tree, "workspace", None)):
                 if ws is not None:

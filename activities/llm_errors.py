@@ -9,7 +9,7 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 from temporalio.exceptions import ApplicationError
 
@@ -50,8 +50,9 @@ def provider_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             return await fn(*args, **kwargs)
         except anthropic.APIStatusError as exc:
             body = getattr(exc, "body", None)
-            kind = (body or {}).get("error", {}).get("type") if isinstance(body, dict) else None
-            kind = kind or f"http_{exc.status_code}"
+            error = cast("dict[str, object]", body).get("error") if isinstance(body, dict) else None
+            kind = cast("dict[str, object]", error).get("type") if isinstance(error, dict) else None
+            kind = kind if isinstance(kind, str) and kind else f"http_{exc.status_code}"
             retryable = exc.status_code in (408, 409, 429, 529) or exc.status_code >= 500
             wait = retry_after(exc.response.headers) if retryable else None
             raise ApplicationError(

@@ -59,11 +59,11 @@ class SingleInput(BaseModel):
     label: str
 
 
-def _heartbeat(message: str) -> None:
+def heartbeat_message(message: str) -> None:
     activity.heartbeat(message)
 
 
-def _out_dir(ws: Workspace, label: str) -> Path:
+def out_dir(ws: Workspace, label: str) -> Path:
     n = 1
     base = Path(ws.run_dir) / "runs"
     while (base / f"{label}-{n}").exists():
@@ -134,14 +134,14 @@ async def run_suite(inp: SuiteInput) -> SuiteRun:
 async def execute_suite(inp: SuiteInput) -> SuiteRun:
     """``run_suite``'s work (a rebuild runs the suite too)."""
     ws = inp.workspace
-    out = _out_dir(ws, inp.label)
+    out = out_dir(ws, inp.label)
     try:
         with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.focus,
                             attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
             mapping = inp.impact and impact.supported(inp.plan.framework)
             if mapping:
                 await asyncio.to_thread(impact.prepare, Path(ws.path))
-            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, _heartbeat,
+            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, heartbeat_message,
                                   wrap=impact.command if mapping else None)
             impact_path = await asyncio.to_thread(_impact_map, ws, run.report) if mapping else None
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
@@ -189,7 +189,7 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
     if failure is None:
         raise GreenloopError(f"test {inp.test_id} is not in {inp.failure_run.report_path}",
                              kind=ErrorKind.VALIDATION_ERROR)
-    out = _out_dir(ws, inp.label)
+    out = out_dir(ws, inp.label)
     plan = inp.plan
     try:
         command = fill_single_test(plan.single_test_command, failure.id, failure.file) \
@@ -198,7 +198,7 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
         command = plan.test_command  # no precise selector: the whole suite decides
     with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.test_id,
                         attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
-        run = await run_tests(plan, Path(ws.path), out, inp.sandbox, _heartbeat, command=command)
+        run = await run_tests(plan, Path(ws.path), out, inp.sandbox, heartbeat_message, command=command)
     telemetry.record_suite_run(inp.label, run.test.duration_s if run.test else 0.0)
     found = run.report.find(inp.test_id)
     status = found.status if found else None

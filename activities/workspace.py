@@ -236,11 +236,12 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     return summary
 
 
-def write_exports(summary: RunSummary, initial: SuiteRun | None, final: SuiteRun, run_dir: Path) -> None:
+def write_exports(summary: RunSummary, initial: SuiteRun | None, final: SuiteRun | None, run_dir: Path) -> None:
     """The suite before and after as JUnit XML (``junit-before.xml``, ``junit.xml``), for CI systems."""
     if initial is not None and Path(initial.report_path).is_file():
         summary.junit_before = str(write_junit(initial.report_path, "before", run_dir / "junit-before.xml"))
-    if summary.baseline_read and Path(final.report_path).is_file():  # else no suite ran after the first
+    # Else no suite ran after the first.
+    if final is not None and summary.baseline_read and Path(final.report_path).is_file():
         summary.junit_after = str(write_junit(final.report_path, "after", run_dir / "junit.xml"))
 
 
@@ -287,7 +288,7 @@ def merged_baseline(baseline: SuiteRun, after: SuiteRun | None, folder: Path) ->
     if after is None:
         return baseline
     before, now = load_statuses(baseline.statuses_path), load_statuses(after.statuses_path)
-    statuses = {t: Status.PASSED if Status.PASSED in (before.get(t), now.get(t)) else now.get(t, before.get(t))
+    statuses = {t: Status.PASSED if Status.PASSED in (before.get(t), now.get(t)) else now[t] if t in now else before[t]
                 for t in {**before, **now}}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "statuses.json"
@@ -368,7 +369,7 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
             f"the repository {lost.repo} changed since the run started (its files are not the run's starting "
             "point any more): the workspace cannot be rebuilt exactly", kind=ErrorKind.VALIDATION_ERROR,
             repo=lost.repo, expected_tree=lost.base_tree, tree=tree)
-    store, merged = BackupStore(run_dir, path), {}
+    store, merged = BackupStore(run_dir, path), dict[str, str]()
     for change in inp.accepted:
         if change.edit_set is not None:
             store.apply(change.test_id, change.attempt, change.edit_set.edits)

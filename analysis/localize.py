@@ -73,7 +73,7 @@ class Suspect(BaseModel):
     end: int
     score: float
     reasons: list[str] = Field(default_factory=list)
-    passing: int = Field(0, exclude=True)  # passing tests that ran it (ties go to the fewer)
+    passing: int = Field(default=0, exclude=True)  # passing tests that ran it (ties go to the fewer)
 
     @property
     def where(self) -> str:

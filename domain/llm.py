@@ -13,8 +13,13 @@ class LLMSettings(BaseModel):
     max_tool_turns: int = 24
     # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
     base_url: str | None = None
-    # Cost ceiling for the whole run in US dollars; None means unlimited.
+    # Cost ceiling for the whole run in US dollars, as the user set it; None means unlimited.
     budget_usd: float | None = None
+    # A test's share of the run's budget, set by the run for the test's workflow; None: no budget.
+    share_usd: float | None = None
+    # What one conversation may still spend (the test's share less what the test spent),
+    # set by the test's workflow for each conversation; None: no budget.
+    left_usd: float | None = None
     allow_production_edits: bool = True
     # What to do with an edit set that deletes, skips or weakens tests.
     fake_fix_policy: Literal["reject", "escalate"] = "reject"

@@ -119,9 +119,9 @@ async def run_agent(
 ) -> AgentOutcome:
     """Converse until the model stops calling tools; edits land in ``overlay``.
 
-    Stops early (``stop="budget"``) once the conversation alone has cost the
-    run's whole LLM budget (``settings.budget_usd``): the workflow checks the
-    run's total between tests, this bounds a runaway tool loop within one."""
+    Stops early (``stop="budget"``) once the conversation alone has cost what
+    was left for it (``settings.left_usd``): the workflows check the run's and
+    the test's totals between calls, this bounds a runaway tool loop within one."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
     usage = Usage()
     calls: list[str] = []
@@ -131,7 +131,7 @@ async def run_agent(
         usage = usage + step.usage
         if not step.tool_uses:
             return AgentOutcome(text=step.text, usage=usage, turns=turn, stop=step.stop, tool_calls=calls)
-        if settings.budget_usd is not None and usage.cost_usd >= settings.budget_usd:
+        if settings.left_usd is not None and usage.cost_usd >= settings.left_usd:
             return AgentOutcome(text=step.text, usage=usage, turns=turn, stop="budget", tool_calls=calls)
         messages.append(step.message)
         messages.append(run_tools(overlay, step.tool_uses, allow_edits, calls))

@@ -9,6 +9,7 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -36,7 +37,7 @@ class Validation(BaseModel):
     output: str  # the end of its output
 
 
-def read_events(run_dir: str | Path) -> list[dict]:
+def read_events(run_dir: str | Path) -> list[dict[str, Any]]:
     """Every event of the run, oldest first (a line that does not parse is left out)."""
     root = Path(run_dir)
     files = [root / "events.jsonl", *sorted(root.glob("worktrees/*/events.jsonl")),
@@ -92,7 +93,7 @@ def _step(event: dict, test: str) -> tuple[str, str] | None:
     return None
 
 
-def timelines(events: list[dict]) -> dict[str, list[Step]]:
+def timelines(events: list[dict[str, Any]]) -> dict[str, list[Step]]:
     """Each test's steps, in order (a validation-queue event names every test of its batch)."""
     out: dict[str, list[Step]] = defaultdict(list)
     for e in events:
@@ -112,7 +113,7 @@ def _tail(path: Path) -> str:
     return "\n".join(text.rstrip().splitlines()[-EXCERPT_LINES:])[-EXCERPT_CHARS:]
 
 
-def validations(events: list[dict]) -> dict[str, dict[int, Validation]]:
+def validations(events: list[dict[str, Any]]) -> dict[str, dict[int, Validation]]:
     """Per test, per attempt: the last run of the test alone and the end of its output."""
     out: dict[str, dict[int, Validation]] = defaultdict(dict)
     for e in events:

@@ -105,7 +105,7 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
     return report
 
 
-async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings,
+async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: SandboxSettings,
               heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None,
               wrap: Callable[[str], str] | None = None) -> CompletedRun:
     """Build (when the plan has a build step), test, parse; typed errors for

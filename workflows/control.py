@@ -11,6 +11,7 @@ handlers), so they do no I/O.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -34,6 +35,11 @@ def shown(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def json_object(value: object) -> dict[object, object] | None:
+    """``value``'s fields when it is a JSON object (a dict), else None."""
+    return cast("dict[object, object]", value) if isinstance(value, dict) else None
+
+
 def parse_answer(value: object, by: str) -> Answer:
     """An answer: ``"skip"``, ``{"choice": "retry", "attempts": 2}`` or an
     ``Answer``; ``by`` names who answered when the payload does not."""
@@ -53,8 +59,8 @@ def parse_answer(value: object, by: str) -> Answer:
 
 def parse_test_id(value: object) -> str:
     """A test to roll back: ``"tests/test_x.py::test_y"`` or ``{"test_id": "..."}``."""
-    if isinstance(value, dict) and set(value) in ({"test_id"}, {"test"}):
-        value = next(iter(value.values()))
+    if (fields := json_object(value)) is not None and set(fields) in ({"test_id"}, {"test"}):
+        value = next(iter(fields.values()))
     if isinstance(value, str) and value.strip():
         return value.strip()
     raise ValueError(f'not a test id: {shown(value)}; type the test id as a JSON string, e.g. "tests/test_x.py::test_y"')
@@ -64,8 +70,8 @@ def parse_reason(value: object) -> str:
     """Why a run is aborted: a string, ``{"reason": "..."}``, or nothing."""
     if value is None:
         return ""
-    if isinstance(value, dict) and set(value) == {"reason"}:
-        value = value["reason"]
+    if (fields := json_object(value)) is not None and set(fields) == {"reason"}:
+        value = fields["reason"]
     if isinstance(value, str):
         return value.strip()
     raise ValueError(f'not a reason: {shown(value)}; type a JSON string, e.g. "wrong branch", or nothing')

@@ -10,15 +10,14 @@ is counted even if the test's worker is lost later."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ..activities import analysis as analysis_acts
     from ..activities import conversation as conv_acts
-    from ..activities.analysis import AnalysisStart, AnalyzeInput, FinishAnalysisInput
+    from ..activities.analysis import AnalyzeInput, FinishAnalysisInput
     from ..activities.conversation import FinishFixInput, ModelTurnResult, ToolsInput, TurnInput
     from ..activities.fixing import FixInput, FixProposal
     from ..analysis.note import AnalysisNote
@@ -29,22 +28,23 @@ with workflow.unsafe.imports_passed_through():
     from .options import llm_options, quick_options
 
 
-async def converse(turn_activity: Any, tools_activity: Any, ws: Workspace, ref: str, llm: LLMSettings,
-                   request: FixRequest, on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
+async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResult]],
+                   tools_activity: Callable[[ToolsInput], Awaitable[None]], ws: Workspace, ref: str,
+                   llm: LLMSettings, request: FixRequest, on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
     """Converse until the model stops calling tools, runs out of turns (``llm.max_tool_turns``)
-    or of its budget (``llm.budget_usd``, for this conversation alone): why it stopped
+    or of its budget (``llm.left_usd``, for this conversation alone): why it stopped
     (the last stop reason, ``"max_turns"`` or ``"budget"``) and what all its calls cost."""
     hb = request.heartbeat_timeout_s
     used, stop = Usage(), "max_turns"
     for turn in range(1, llm.max_tool_turns + 1):
-        step: ModelTurnResult = await host_activity(
+        step = await host_activity(
             turn_activity, TurnInput(workspace=ws, ref=ref, turn=turn, llm=llm), ws, request, llm_options(hb))
         used = used + step.usage
         on_usage(step.usage)
         if not step.tool_calls:
             stop = step.stop
             break
-        if llm.budget_usd is not None and used.cost_usd >= llm.budget_usd:
+        if llm.left_usd is not None and used.cost_usd >= llm.left_usd:
             stop = "budget"
             break
         await host_activity(tools_activity, ToolsInput(workspace=ws, ref=ref, turn=turn), ws, request,
@@ -62,7 +62,7 @@ async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Calla
     assert start.ref is not None
     stop, used = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, ws, start.ref, fix.llm, request,
                                 on_usage)
-    proposal: FixProposal = await host_activity(
+    proposal = await host_activity(
         conv_acts.finish_fix, FinishFixInput(fix=fix, ref=start.ref, stop=stop), ws, request, quick_options(hb))
     return proposal.model_copy(update={"usage": used})
 
@@ -73,12 +73,12 @@ async def analyzer_conversation(inp: AnalyzeInput, request: FixRequest,
     tools) until it answers, runs out of turns or of its budget; the analysis note
     with its findings (``usage``: the whole conversation's)."""
     ws, hb = inp.workspace, request.heartbeat_timeout_s
-    start: AnalysisStart = await host_activity(analysis_acts.start_analysis, inp, ws, request, quick_options(hb))
+    start = await host_activity(analysis_acts.start_analysis, inp, ws, request, quick_options(hb))
     if start.ref is None:  # analysis only: no model asked
         return start.note
     stop, used = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, ws, start.ref, inp.llm, request,
                                 on_usage)
-    note: AnalysisNote = await host_activity(
+    note = await host_activity(
         analysis_acts.finish_analysis,
         FinishAnalysisInput(workspace=ws, test_id=inp.test_id, note=start.note, ref=start.ref, stop=stop),
         ws, request, quick_options(hb))

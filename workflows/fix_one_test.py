@@ -15,21 +15,17 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from ..activities import analysis as analysis_acts
     from ..activities import edits as edit_acts
-    from ..activities import fixing as fixing_acts
     from ..activities import testing as testing_acts
     from ..activities.analysis import AnalyzeInput
     from ..activities.edits import ApplyInput, RollbackInput
-    from ..activities.fixing import FixInput, FixProposal
+    from ..activities.fixing import FixInput
     from ..activities.testing import SingleInput, SuiteInput
-    from ..analysis.note import AnalysisNote
     from ..domain.answers import Answer, AnswerChoice
     from ..domain.attempts import AttemptRecord
     from ..domain.candidates import Candidate
@@ -42,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
     from .models import FixOneTestInput
-    from .options import llm_options, quick_options, test_run_options
+    from .options import quick_options, test_run_options
     from .search import upsert_state
     from .validation_queue import CANDIDATE_SIGNAL, QueueVerdict
 
@@ -50,7 +46,6 @@ with workflow.unsafe.imports_passed_through():
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
 # What failed, by activity, for a failed attempt's reason.
 STEPS = {
-    "analyze_failure": "the analysis failed", "propose_fix": "the fixer failed",
     "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
@@ -66,10 +61,6 @@ def failed_step(exc: ActivityError) -> str:
     what = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
     kind = f" ({cause.type})" if isinstance(cause, ApplicationError) and cause.type else ""
     return f"{STEPS.get(exc.activity_type or '', f'{exc.activity_type} failed')}{kind}: {what}"
-# The patch that made the fixer's conversation a sequence of activities (histories from before replay).
-FIXER_CONVERSATION = "fixer-conversation"
-# The patch that made the analyzer's conversation a sequence of activities too.
-ANALYZER_CONVERSATION = "analyzer-conversation"
 
 
 @workflow.defn
@@ -134,7 +125,7 @@ class FixOneTestWorkflow:
     # --- what people answer ------------------------------------------------------
 
     @workflow.update
-    async def answer(self, answer: Any) -> str:
+    async def answer(self, answer: object) -> str:
         """A person's answer to the escalation: retry N more attempts, skip or abort
         (``"skip"``, ``{"choice": "retry", "attempts": 2}`` or an ``Answer``)."""
         answer = parse_answer(answer, by="an update")
@@ -145,14 +136,14 @@ class FixOneTestWorkflow:
         return self._state.value
 
     @answer.validator
-    def _validate_answer(self, answer: Any) -> None:
+    def _validate_answer(self, answer: object) -> None:
         parse_answer(answer, by="an update")
         refused = self._refusal()
         if refused:
             raise ValueError(refused)
 
     @workflow.signal(name="answer")
-    def answer_signal(self, answer: Any) -> None:
+    def answer_signal(self, answer: object) -> None:
         """The same answer as a signal (tools and UIs that only send signals). One
         that cannot be read, or that the state cannot take, is recorded and ignored:
         the test's history and current details say so."""
@@ -217,7 +208,7 @@ class FixOneTestWorkflow:
                     if self._out_of_money():
                         # No answer could buy more: left for a person, without waiting for one.
                         self._set(FixState.ESCALATED, f"its share of the LLM budget "
-                                  f"(${self._inp.request.llm.budget_usd:.4f}) was used up: left for a person")
+                                  f"(${self._inp.request.llm.share_usd:.4f}) was used up: left for a person")
                         return self._result()
                     if self._passes_now:
                         break
@@ -229,7 +220,7 @@ class FixOneTestWorkflow:
                 if answer is None:  # it passes now: fixed along with another test's fix
                     self._applied_attempt = None
                     self._history.append(self._passes_now or "")
-                    self._set(FixState.FIXED, self._passes_now)
+                    self._set(FixState.FIXED, self._passes_now or "")
                     return self._result()
                 if answer.choice is AnswerChoice.RETRY and answer.by == BY_DEADLINE and (
                         self._out_of_time() or self._out_of_money()):
@@ -266,15 +257,15 @@ class FixOneTestWorkflow:
         self._usage = self._usage + usage
 
     def _out_of_money(self) -> bool:
-        share = self._inp.request.llm.budget_usd  # this test's share of the run's budget
+        share = self._inp.request.llm.share_usd
         return share is not None and self._usage.cost_usd >= share
 
     def _llm(self) -> LLMSettings:
         """Settings for the next conversation: it stops once this test's share is spent."""
         llm = self._inp.request.llm
-        if llm.budget_usd is None:
+        if llm.share_usd is None:
             return llm
-        return llm.model_copy(update={"budget_usd": max(llm.budget_usd - self._usage.cost_usd, 0.0)})
+        return llm.model_copy(update={"left_usd": max(llm.share_usd - self._usage.cost_usd, 0.0)})
 
     def _out_of_time(self) -> bool:
         deadline = self._inp.deadline_unix
@@ -305,8 +296,7 @@ class FixOneTestWorkflow:
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
                                      failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm())
-        note: AnalysisNote = await self._conversation(ANALYZER_CONVERSATION, analyzer_conversation,
-                                                      analysis_acts.analyze_failure, analyze_input)
+        note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
         if self._out_of_money():
@@ -318,8 +308,7 @@ class FixOneTestWorkflow:
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
                              attempts=self._attempts[:-1], llm=self._llm())
-        proposal: FixProposal = await self._conversation(FIXER_CONVERSATION, fixer_conversation,
-                                                         fixing_acts.propose_fix, fix_input)
+        proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
@@ -376,17 +365,6 @@ class FixOneTestWorkflow:
         elif verdict.verdict is Verdict.REGRESSION:
             self._regressions_prevented += 1
         return verdict.verdict, False
-
-    async def _conversation(self, patch: str, driven: Any, whole: Any, arg: Any) -> Any:
-        """A role's conversation: driven by this workflow, one activity per model call
-        (its usage counted call by call); in a run started before ``patch``, the
-        ``whole`` conversation one activity, as it was then."""
-        if workflow.patched(patch):
-            return await driven(arg, self._inp.request, self._count)
-        result = await host_activity(whole, arg, self._inp.workspace, self._inp.request,
-                                     llm_options(self._inp.request.heartbeat_timeout_s))
-        self._count(result.usage)
-        return result
 
     async def _validate(self, number: int) -> tuple[Verdict, str]:
         """The test alone first; the whole suite only when it passes."""

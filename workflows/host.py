@@ -12,7 +12,8 @@ its test is driven again there.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
@@ -20,9 +21,12 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 with workflow.unsafe.imports_passed_through():
     from ..domain.workspace import Workspace
     from ..run_request import FixRequest
-    from .options import on_host
+    from .options import ActivityOptions, on_host
 
 HOST_LOST = "host_lost"
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 class HostLost(ApplicationError):
@@ -46,9 +50,10 @@ def lost_reason(exc: ActivityError, queue: str, host_timeout_s: int) -> str | No
     return None
 
 
-async def host_activity(activity: Any, arg: Any, ws: Workspace, request: FixRequest,
-                        options: dict[str, Any]) -> Any:
-    """Run ``activity(arg)`` on the worker holding ``ws``; ``HostLost`` when that worker is gone."""
+async def host_activity(activity: Callable[[P], Awaitable[R]], arg: P, ws: Workspace, request: FixRequest,
+                        options: ActivityOptions) -> R:
+    """Run ``activity(arg)`` on the worker holding ``ws`` (typed like ``workflow.execute_activity``:
+    the activity's result); ``HostLost`` when that worker is gone."""
     try:
         return await workflow.execute_activity(activity, arg, **on_host(ws.host_queue, request.host_timeout_s, options))
     except ActivityError as exc:

@@ -1,6 +1,6 @@
-"""The run's validation queue (``FixRequest.validation == "queue"``), as part of
-``FixSuiteWorkflow``: fixes are validated like a merge queue validates pull
-requests.
+"""``QueueDriver``: the run's validation queue (``FixRequest.validation ==
+"queue"``), the driver ``FixSuiteWorkflow`` drives its tests with in that mode:
+fixes are validated like a merge queue validates pull requests.
 
 Children analyse and propose side by side on the run workspace (the fixer's
 tools see their own edits in an overlay; nothing is applied) and send their
@@ -26,8 +26,9 @@ on top of them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -39,11 +40,11 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.candidates import Candidate
     from ..domain.states import FixState, Verdict
     from ..reports.record import FixOneTestResult
-    from ..run_request import FixRequest
+    from .driver import Driver
     from .fix_one_test import FixOneTestWorkflow
     from .host import host_activity
-    from .models import SuiteProgress
     from .options import quick_options, test_run_options
+    from .run_state import RunState, Steps
     from .validation_queue import (
         GATHER_S,
         QueueVerdict,
@@ -56,23 +57,21 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-# The patch after which an abort cancels a batch's checks in flight.
-CANCEL_ON_ABORT = "cancel-batch-checks-on-abort"
-
-
-# The patch after which a test being fixed that an accepted batch made pass is told so.
-FIXED_ALONG = "queue-fixed-along"
+A = TypeVar("A")
+# A batch's checks: the content checked (its candidates' keys) -> its check, in flight or done.
+Checks = dict[tuple[str, ...], asyncio.Future[CheckResult]]
 
 
 class Aborted(Exception):
     """The run was aborted in the middle of a batch: nothing of it is accepted."""
 
 
-class MergeQueue:
-    """The validation queue's part of ``FixSuiteWorkflow`` (a mixin: it uses the
-    run's own helpers, ``_fix``, ``_record``, ``_on_host``...)."""
+class QueueDriver(Driver):
+    """Drives tests with their fixes validated in batches; the run's ``candidate``
+    signal hands it each child's proposed fix (``take``)."""
 
-    def _queue_init(self) -> None:
+    def __init__(self, run: RunState, steps: Steps) -> None:
+        super().__init__(run, steps)
         self._pending: list[Candidate] = []  # candidates waiting for a batch, in arrival order
         self._waiting: set[str] = set()  # tests whose child waits for a verdict
         self._accepted_in: dict[str, tuple[int, int]] = {}  # test -> (batch, attempt) that accepted its fix
@@ -84,8 +83,9 @@ class MergeQueue:
         self._proposing: list[str] = []  # tests whose child is proposing a fix (not waiting for a verdict)
         self._validating = False  # a batch is being checked (its phase stands)
 
-    def _take_candidate(self, candidate: Candidate) -> None:
-        if candidate.test_id not in self._children:  # its child is gone (aborted): nothing to validate
+    def take(self, candidate: Candidate) -> None:
+        """A child's proposed fix, queued for a batch."""
+        if candidate.test_id not in self.run.children:  # its child is gone (aborted): nothing to validate
             return
         self._pending.append(candidate)
         self._waiting.add(candidate.test_id)
@@ -93,29 +93,26 @@ class MergeQueue:
 
     # --- children: proposing side by side ------------------------------------------------
 
-    async def _queued(self: Any, request: FixRequest, progress: SuiteProgress, limit: int) -> int:
+    async def drive(self, limit: int) -> int:
         """Drive tests from the head of the queue with their fixes validated in batches,
         until the queue is empty, the run is aborted or ``limit`` tests were taken;
         returns with nothing in flight, and how many tests it took."""
-        running: dict[asyncio.Future, str] = {}
+        run, progress, request = self.run, self.run.progress, self.run.request
+        running: dict[asyncio.Future[FixOneTestResult], str] = {}
         taken = 0
         self._closing = False
-        validator = asyncio.ensure_future(self._validator(request, progress))
+        validator = asyncio.ensure_future(self._validator())
         while True:
             while (len(running) - len(self._waiting) < request.concurrency
                    and len(running) < request.concurrency + request.max_batch
-                   and progress.remaining and not self._abort_requested and taken < limit
-                   and not (taken and workflow.info().is_continue_as_new_suggested())
-                   and not (running and self._out_of_money(request, progress))):
+                   and self.may_take(taken, limit, bool(running))):
                 test_id = progress.remaining.pop(0)
                 taken += 1
-                if self._settled(request, progress, test_id):
+                if run.settled(test_id):
                     continue
                 proposing = len(running) - len(self._waiting)
-                mine = self._set_aside(request, progress, test_id,
-                                       slots=min(request.concurrency - proposing, len(progress.remaining) + 1))
-                running[asyncio.ensure_future(self._fix(mine, progress, test_id, progress.workspace, queue=True))] \
-                    = test_id
+                mine = run.set_aside(test_id, slots=min(request.concurrency - proposing, len(progress.remaining) + 1))
+                running[asyncio.ensure_future(self.fix(mine, test_id, progress.workspace, queue=True))] = test_id
             self._in_flight = len(running)
             self._proposing = [t for t in running.values() if t not in self._waiting]
             self._queue_phase()
@@ -127,47 +124,49 @@ class MergeQueue:
             changed.cancel()
             for task in [t for t in running if t in done]:  # in the order they started: deterministic
                 running.pop(task)
-                await self._landed(request, progress, task.result())
+                await self._landed(task.result())
         self._closing = True
         await validator
         return taken
 
-    def _queue_phase(self: Any) -> None:
+    def _queue_phase(self) -> None:
         """The run's phase while no batch is being checked: the tests whose fixes are being proposed."""
         if not self._validating and self._proposing:
             shown, more = self._proposing[:3], len(self._proposing) - 3
-            self._set_phase("fixing " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
+            self.steps.set_phase("fixing " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
 
-    async def _landed(self: Any, request: FixRequest, progress: SuiteProgress, result: FixOneTestResult) -> None:
-        test_id = result.test_id
+    async def _landed(self, result: FixOneTestResult) -> None:
+        progress, test_id = self.run.progress, result.test_id
         self._waiting.discard(test_id)
         self._pending = [c for c in self._pending if c.test_id != test_id]
         if result.host_lost is not None:  # its worker is gone: driven again (its accepted fix, if any, stays)
-            await self._moved(request, progress, result)
+            await self.moved(result)
             progress.remaining.insert(0, test_id)
             return
         if test_id in self._accepted_in:
             batch, attempt = self._accepted_in[test_id]
             # Accepted (validated, in the workspace): fixed, even if the run was aborted as it was told.
             result = result.model_copy(update={"state": FixState.FIXED, "applied_attempt": attempt, "batch": batch})
-        await self._record(progress, result)
+        await self.record(result)
         if result.state == FixState.FIXED and result.applied_attempt is None and test_id in self._along:
-            self._views[test_id].history.append(self._along[test_id])
+            self.run.views[test_id].history.append(self._along[test_id])
         if test_id in self._accepted_in:
             batch = self._accepted_in[test_id][0]
-            self._views[test_id].history.append(f"fix accepted in batch {batch}")
+            self.run.views[test_id].history.append(f"fix accepted in batch {batch}")
 
     # --- the validator: batches, bisection, verdicts ----------------------------------------
 
-    async def _validator(self: Any, request: FixRequest, progress: SuiteProgress) -> None:
+    async def _validator(self) -> None:
+        progress, request = self.run.progress, self.run.request
         while True:
             await workflow.wait_condition(
-                lambda: bool(self._pending) or bool(self._rollback_queue) or self._closing or self._abort_requested)
-            if self._abort_requested:
+                lambda: bool(self._pending) or bool(self.run.rollback_queue) or self._closing
+                or self.run.abort_requested)
+            if self.run.abort_requested:
                 self._pending.clear()
                 await workflow.wait_condition(lambda: self._closing)
                 return
-            await self._process_rollbacks()  # between batches: a batch is checked on a state that stays
+            await self.steps.process_rollbacks()  # between batches: a batch is checked on a state that stays
             if not self._pending:
                 if self._closing:
                     return
@@ -176,14 +175,14 @@ class MergeQueue:
             try:  # a batch fills while children are still proposing, for a few seconds at most
                 await workflow.wait_condition(
                     lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)
-                    or self._closing or self._abort_requested,
+                    or self._closing or self.run.abort_requested,
                     timeout=timedelta(seconds=GATHER_S), timeout_summary="a batch fills")
             except asyncio.TimeoutError:
                 pass
-            if self._abort_requested:
+            if self.run.abort_requested:
                 continue
             batch, self._pending = take_batch(self._pending, size)
-            fresh = []
+            fresh: list[Candidate] = []
             for c in batch:
                 if file := stale_file(c, self._touched):
                     await self._tell(QueueVerdict(
@@ -195,7 +194,7 @@ class MergeQueue:
                 progress.batches += 1
                 self._validating = True
                 try:
-                    passed = await self._validate_batch(request, progress, progress.batches, fresh)
+                    passed = await self._validate_batch(progress.batches, fresh)
                 except Aborted:
                     continue
                 finally:
@@ -203,46 +202,45 @@ class MergeQueue:
                     self._queue_phase()
                 progress.batch_size = next_size(size, passed, request.max_batch)
 
-    async def _validate_batch(self: Any, request: FixRequest, progress: SuiteProgress, n: int,
-                              batch: list[Candidate]) -> bool:
+    async def _validate_batch(self, n: int, batch: list[Candidate]) -> bool:
         """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole."""
         size = f"{len(batch)} fix" + ("es" if len(batch) > 1 else "")
-        self._set_phase(f"validating batch {n} ({size})")
+        self.steps.set_phase(f"validating batch {n} ({size})")
         await self._notify(batch, f"in batch {n} ({size})")
-        cache: dict[tuple[str, ...], asyncio.Future] = {}  # content -> its check
+        cache: Checks = {}
         watcher = asyncio.ensure_future(self._cancel_on_abort(cache))
         try:
-            return await self._validate(request, progress, n, batch, cache)
+            return await self._validate(n, batch, cache)
         finally:
             watcher.cancel()
 
-    async def _cancel_on_abort(self, cache: dict[tuple[str, ...], asyncio.Future]) -> None:
+    async def _cancel_on_abort(self, cache: Checks) -> None:
         """An abort cancels the batch's checks in flight (their test processes are killed)."""
-        await workflow.wait_condition(lambda: self._abort_requested)
-        if not workflow.patched(CANCEL_ON_ABORT):  # histories from before waited for the checks to end
-            return
+        await workflow.wait_condition(lambda: self.run.abort_requested)
         for check in cache.values():
             if not check.done():
                 check.cancel()
 
-    async def _validate(self: Any, request: FixRequest, progress: SuiteProgress, n: int, batch: list[Candidate],
-                        cache: dict) -> bool:
-        first = await self._check(request, progress, n, batch, cache, singles=True)
+    async def _validate(self, n: int, batch: list[Candidate], cache: Checks) -> bool:
+        progress = self.run.progress
+        first = await self._check(n, batch, cache, singles=True)
         verdicts = [QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, batch=n,
                                  reason=first.still_failing[c.test_id])
                     for c in batch if c.test_id in first.still_failing]
         rest = [c for c in batch if c.test_id not in first.still_failing]
+        accepted: list[Candidate]
+        rejected: dict[str, CheckResult]
         if first.ok or not rest:
             accepted, rejected = (batch if first.ok else []), {}
         else:
             if len(rest) > 1:
-                self._set_phase(f"bisecting batch {n} ({len(rest)} fixes)")
+                self.steps.set_phase(f"bisecting batch {n} ({len(rest)} fixes)")
                 await self._notify(rest, f"bisecting batch {n}")
-            accepted, rejected = await self._judge(request, progress, n, [], rest, cache)
-        if self._abort_requested:
+            accepted, rejected = await self._judge(n, [], rest, cache)
+        if self.run.abort_requested:
             raise Aborted
         if accepted:
-            await self._accept(request, progress, n, accepted, cache[content_key(accepted)].result())
+            await self._accept(n, accepted, cache[content_key(accepted)].result())
         for c in accepted:
             verdicts.append(QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.PASS, batch=n))
         for c in batch:
@@ -261,12 +259,12 @@ class MergeQueue:
         await asyncio.gather(*(self._tell(v) for v in verdicts))
         return len(accepted) == len(batch)
 
-    async def _judge(self: Any, request: FixRequest, progress: SuiteProgress, n: int, prefix: list[Candidate],
-                     candidates: list[Candidate], cache: dict) -> tuple[list[Candidate], dict[str, CheckResult]]:
+    async def _judge(self, n: int, prefix: list[Candidate], candidates: list[Candidate],
+                     cache: Checks) -> tuple[list[Candidate], dict[str, CheckResult]]:
         """Which of ``candidates`` to accept on top of the accepted state plus ``prefix``
         (a content already validated), and the rejected ones with the check that
         rejected them. What it accepts was checked as a whole with ``prefix``."""
-        whole = await self._check(request, progress, n, prefix + candidates, cache)
+        whole = await self._check(n, prefix + candidates, cache)
         if whole.ok:
             return candidates, {}
         if len(candidates) == 1:
@@ -274,47 +272,48 @@ class MergeQueue:
         innocent = [c for c in candidates if c.test_id in whole.innocent]
         if innocent and len(innocent) < len(candidates):  # test impact: judge the rest on top of them
             suspects = [c for c in candidates if c.test_id not in whole.innocent]
-            if (await self._check(request, progress, n, prefix + innocent, cache)).ok:
-                kept, rejected = await self._judge(request, progress, n, prefix + innocent, suspects, cache)
+            if (await self._check(n, prefix + innocent, cache)).ok:
+                kept, rejected = await self._judge(n, prefix + innocent, suspects, cache)
                 return innocent + kept, rejected
         left, right = halves(candidates)
-        on_left, on_right = await asyncio.gather(self._check(request, progress, n, prefix + left, cache),
-                                                 self._check(request, progress, n, prefix + right, cache))
+        on_left, on_right = await asyncio.gather(self._check(n, prefix + left, cache),
+                                                 self._check(n, prefix + right, cache))
         if on_left.ok and on_right.ok:  # they fail only together: the first half stays, the second is judged on it
-            kept, rejected = await self._judge(request, progress, n, prefix + left, right, cache)
+            kept, rejected = await self._judge(n, prefix + left, right, cache)
             return left + kept, rejected
-        kept_left, rejected = (left, {}) if on_left.ok else await self._judge(request, progress, n, prefix, left, cache)
-        kept_right, rejected_right = await self._judge(request, progress, n, prefix + kept_left, right, cache)
+        rejected: dict[str, CheckResult]
+        kept_left, rejected = (left, {}) if on_left.ok else await self._judge(n, prefix, left, cache)
+        kept_right, rejected_right = await self._judge(n, prefix + kept_left, right, cache)
         return kept_left + kept_right, {**rejected, **rejected_right}
 
-    async def _check(self: Any, request: FixRequest, progress: SuiteProgress, n: int, candidates: list[Candidate],
-                     cache: dict, singles: bool = False) -> CheckResult:
+    async def _check(self, n: int, candidates: list[Candidate], cache: Checks, singles: bool = False) -> CheckResult:
         """The accepted state plus ``candidates`` checked once: a content already checked
         (or being checked, side by side) is not run again."""
+        progress, request = self.run.progress, self.run.request
         key = content_key(candidates)
         if key not in cache:
-            if self._abort_requested:
+            if self.run.abort_requested:
                 raise Aborted
             label = f"batch-{n}-{len(cache) + 1}"
-            cache[key] = asyncio.ensure_future(self._on_host(lambda ws: host_activity(
+            cache[key] = asyncio.ensure_future(self.steps.on_host(lambda ws: host_activity(
                 batch_acts.check_batch,
                 CheckInput(workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
                            candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
                            impact=progress.impact,
                            rolled_back=[t for t in progress.summary.skipped
-                                        if "fix rolled back by hand" in self._views[t].history]),
+                                        if "fix rolled back by hand" in self.run.views[t].history]),
                 ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))
         try:
             return await cache[key]
         except (asyncio.CancelledError, ActivityError):
-            if self._abort_requested:  # cancelled by the abort: nothing of this batch is judged
+            if self.run.abort_requested:  # cancelled by the abort: nothing of this batch is judged
                 raise Aborted from None
             raise
 
-    async def _accept(self: Any, request: FixRequest, progress: SuiteProgress, n: int, accepted: list[Candidate],
-                      check: CheckResult) -> None:
+    async def _accept(self, n: int, accepted: list[Candidate], check: CheckResult) -> None:
         """Apply a validated content to the run workspace and record it, in order."""
-        await self._on_host(lambda ws: host_activity(
+        progress, request = self.run.progress, self.run.request
+        await self.steps.on_host(lambda ws: host_activity(
             batch_acts.accept_batch, AcceptInput(workspace=ws, candidates=accepted), ws, request,
             quick_options(request.heartbeat_timeout_s)))
         now = workflow.now().timestamp()
@@ -329,8 +328,7 @@ class MergeQueue:
             queued, known = set(progress.remaining), set(progress.fixed_along)
             progress.fixed_along += [t for t in check.suite.newly_passing if t in queued and t not in known]
             mine = {c.test_id for c in accepted}
-            along = [t for t in check.suite.newly_passing if t in self._children and t not in mine
-                     and workflow.patched(FIXED_ALONG)]
+            along = [t for t in check.suite.newly_passing if t in self.run.children and t not in mine]
             for t in along:
                 self._along[t] = f"passes now: fixed along with batch {n}"
             await asyncio.gather(*(self._signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))
@@ -338,18 +336,19 @@ class MergeQueue:
                                       + ", ".join(c.test_id for c in accepted[:5])
                                       + (", ..." if len(accepted) > 5 else "") + ")")
 
-    async def _notify(self: Any, batch: list[Candidate], note: str) -> None:
+    async def _notify(self, batch: list[Candidate], note: str) -> None:
         await asyncio.gather(*(self._signal_child(c.test_id, FixOneTestWorkflow.queue_note, note) for c in batch))
 
-    async def _tell(self: Any, verdict: QueueVerdict) -> None:
+    async def _tell(self, verdict: QueueVerdict) -> None:
         self._waiting.discard(verdict.test_id)
         self._queue_changed += 1
         await self._signal_child(verdict.test_id, FixOneTestWorkflow.verdict, verdict)
 
-    async def _signal_child(self: Any, test_id: str, signal: Any, arg: Any) -> None:
-        if test_id not in self._children:
+    async def _signal_child(self, test_id: str, signal: Callable[[FixOneTestWorkflow, A], None], arg: A) -> None:
+        workflow_id = self.run.views[test_id].workflow_id  # set as its child started
+        if test_id not in self.run.children or workflow_id is None:
             return  # it ended (aborted): nobody to tell
-        child = workflow.get_external_workflow_handle_for(FixOneTestWorkflow.run, self._views[test_id].workflow_id)
+        child = workflow.get_external_workflow_handle_for(FixOneTestWorkflow.run, workflow_id)
         try:
             await child.signal(signal, arg)
         except Exception:  # noqa: BLE001 - it ended meanwhile: nobody to tell

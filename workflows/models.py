@@ -60,7 +60,7 @@ class SuiteProgress(BaseModel):
     # Queued tests that an accepted fix made pass too (they are not driven; they count as fixed).
     fixed_along: list[str] = Field(default_factory=list)
     # Every accepted fix, in order: with the repository source, all a rebuild on another worker needs.
-    accepted: list[AcceptedChange] = Field(default_factory=list)
+    accepted: list[AcceptedChange] = Field(default_factory=list[AcceptedChange])
     rebuilds: int = 0  # times the run moved to another worker
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
     batches: int = 0  # validation queue: batches validated so far (they are numbered across the whole run)

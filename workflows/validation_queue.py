@@ -23,10 +23,6 @@ from pydantic import BaseModel
 from ..domain.candidates import Candidate
 from ..domain.states import Verdict
 
-# The patch that made validation a queue of batches (histories from before validate each attempt alone).
-VALIDATION_QUEUE = "validation-queue"
-# The patch that added the test-impact map (one suite run with per-test coverage) to the queue.
-TEST_IMPACT = "test-impact"
 # The run's signal a child sends its candidate with (by name: the run's module imports the child's).
 CANDIDATE_SIGNAL = "candidate"
 # How long a batch waits to fill while children are still proposing (a suite run is not started

@@ -174,7 +174,7 @@ LOOP = {"trigger": {}, "response": {
 
 async def test_the_budget_stops_a_runaway_tool_loop(repo, api_key):
     with ScriptedLLMServer(scenario(LOOP)) as server:
-        outcome, overlay = await converse(server, repo, budget_usd=0.10, max_tool_turns=20)
+        outcome, overlay = await converse(server, repo, left_usd=0.10, max_tool_turns=20)
     assert outcome.stop == "budget"
     assert outcome.turns == 3 and len(server.requests) == 3  # 0.045, 0.09, 0.135 >= 0.10
     assert outcome.usage.cost_usd >= 0.10 and outcome.usage.calls == 3
@@ -240,7 +240,7 @@ async def test_an_empty_answer_fails_the_attempt(repo, api_key, tmp_path_factory
 async def test_the_fixer_reports_a_used_up_budget(repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(LOOP)) as server:
         proposal = await ActivityEnvironment().run(
-            propose_fix, fix_input(repo, tmp_path_factory, settings(server, budget_usd=0.05)))
+            propose_fix, fix_input(repo, tmp_path_factory, settings(server, left_usd=0.05)))
     assert proposal.failure_reason == "the LLM budget left for this test ($0.0500) was used up"
     assert proposal.usage.calls == 2 and proposal.usage.cost_usd >= 0.05
 

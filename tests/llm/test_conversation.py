@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
@@ -37,10 +36,10 @@ from greenloop.activities.conversation import (
 from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.reports.record import FixOneTestResult, FixStatusView
 from greenloop.worker import build_worker
-from greenloop.workflows.fix_one_test import ANALYZER_CONVERSATION, FixOneTestWorkflow
+from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
 from tests.llm.test_agent import CART, fix_input, scenario, settings
-from tests.workflows.conftest import DEMO, drive, fix_request, replays
+from tests.workflows.conftest import DEMO, fix_request, replays
 
 FIX = {"path": "shop/cart.py", "old_text": "sum(items) - 1", "new_text": "sum(items)"}
 
@@ -201,22 +200,4 @@ async def test_each_analyzer_call_is_an_activity_counted_as_it_completes(tempora
     assert result.usage.cost_usd >= analysis_cost > 0
     assert "discount() returns the discount" in attempt.analysis
     await replays(client, handle)
-    await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
-
-
-async def test_a_run_from_before_the_analyzers_conversation_replays_on_its_old_path(
-        temporal_env, demo_repo, scripted, tmp_path, monkeypatch):
-    """A history recorded by the workflow as it was before the analyzer's conversation
-    (no ``analyzer-conversation`` marker: the whole analysis one ``analyze_failure``
-    activity) replays with today's code, which keeps the old path for it."""
-    real = workflow.patched
-    monkeypatch.setattr(workflow, "patched", lambda patch_id: patch_id != ANALYZER_CONVERSATION and real(patch_id))
-    scripted(SCENARIO)
-    summary, handle = await drive(temporal_env, fix_request(demo_repo, tmp_path, select=[DISCOUNT]))
-    monkeypatch.setattr(workflow, "patched", real)
-    assert summary.fixed == [DISCOUNT] and summary.usage.calls == 3  # one analyzer call, two fixer calls
-    history = await temporal_env.client.get_workflow_handle(child_id(handle.id, DISCOUNT)).fetch_history()
-    kinds = list(scheduled_activities(history).values())
-    assert kinds[0] == "analyze_failure" and "fixer_turn" in kinds
-    assert not {"start_analysis", "analyzer_turn", "analyzer_tools", "finish_analysis"} & set(kinds)
     await Replayer(workflows=[FixOneTestWorkflow], data_converter=pydantic_data_converter).replay_workflow(history)
