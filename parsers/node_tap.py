@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
-from . import npm_scripts
 from .invocation import Invocation, js_regex
 from .js_results import RUNNER_PREFIX
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult
+from .package_json import package_json
 from .run_output import RunOutput
 from .tap import TapPoint, TapReader, UniqueIds, point_failed, point_location, point_message
 
@@ -201,9 +201,9 @@ def suite_options(command: str, root: Path) -> str:
     ``--no-coverage`` before); nothing when the version is unknown."""
     if not re.search(r"(?:^|\s)npx tap(?=\s|$)", command):
         return ""
-    version = str(npm_scripts.package_json(root / "node_modules" / "tap").get("version") or "")
+    version = str(package_json(root / "node_modules" / "tap").get("version") or "")
     if not version:
-        deps = npm_scripts.package_json(root)
+        deps = package_json(root)
         version = str({**(deps.get("dependencies") or {}), **(deps.get("devDependencies") or {})}.get("tap", ""))
     m = re.search(r"(\d+)", version)
     coverage = "" if not m else " --disable-coverage" if int(m.group(1)) >= 18 else " --no-coverage"

@@ -15,8 +15,9 @@ and named as the one chosen. What was left out is said in the plan's reason.
 
 from __future__ import annotations
 
-import json
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from .command import raw_words, split_segments, unquote
 from .invocation import ENV_ASSIGNMENT, bin_name
+from .package_json import dependencies, package_json
 from .plugin import plugin, plugins
 from .registry import BY_NAME
 
@@ -96,24 +98,6 @@ class JsTestCommand(BaseModel):
     reason: str
 
 
-def package_json(root: Path) -> dict:
-    """The parsed ``package.json`` of ``root``, ``{}`` when missing or bad."""
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def dependencies(pkg: dict) -> set[str]:
-    out: set[str] = set()
-    for key in ("devDependencies", "dependencies", "peerDependencies", "optionalDependencies"):
-        deps = pkg.get(key)
-        if isinstance(deps, dict):
-            out.update(str(k) for k in deps)
-    return out
-
-
 def scripts(pkg: dict) -> dict[str, str]:
     s = pkg.get("scripts")
     return {str(k): v for k, v in s.items() if isinstance(v, str)} if isinstance(s, dict) else {}
@@ -169,7 +153,24 @@ def runner_end(framework: str, words: list[str]) -> int | None:
     if not found or found[0] != framework:
         return None
     k = found[1] + 1
-    return k + 1 if _bin(words[found[1]]) in p.bin_subcommands else k
+    if _bin(words[found[1]]) in p.bin_subcommands:
+        return k + 1
+    if p.run_subcommand:  # the subcommand that runs once (and never watches) is always there
+        if k < len(words) and unquote(words[k]) in (p.run_subcommand, *p.watch_subcommands):
+            words[k] = p.run_subcommand
+        else:
+            words.insert(k, p.run_subcommand)
+        return k + 1
+    return k
+
+
+def runner_end_for(framework: str) -> Callable[[list[str]], int | None]:
+    """How to find ``framework``'s runner in a segment: its module's own ``runner_end``, else where
+    scripts find a JavaScript runner (``RUNNER_BINS`` or a ``NODE_FLAG``), else never."""
+    p = plugin(framework)
+    if p.has("runner_end") or not (p.runner_bins or p.node_flag):
+        return p.runner_end
+    return functools.partial(runner_end, framework)
 
 
 def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:

@@ -14,8 +14,8 @@ selection (``runner/select.py`` builds the command that runs exactly the chosen 
     ``runner_end(words) -> int | None``  index just after the runner's words (env,
         wrappers, the runner, its subcommand) in one shell segment, None when the
         segment does not call it. Default: where ``npm_scripts`` finds the runner of a
-        framework with ``RUNNER_BINS`` or a ``NODE_FLAG``; else never (the command is
-        not taken apart).
+        framework with ``RUNNER_BINS`` or a ``NODE_FLAG`` (``npm_scripts.runner_end_for``);
+        else never (the command is not taken apart).
     ``SELECT_VALUE_OPTIONS``  options whose value is the next word. Default: none.
     ``SELECT_OPTIONS``  options that choose tests: dropped with their value. Default: none.
     ``split_args(args, inv)``  sorts the words after the runner into ``inv``. Default:
@@ -57,6 +57,8 @@ crash resume (``runner/crash.py``; a framework without these keeps what its outp
 
 script following (``parsers/npm_scripts.py``, JavaScript runners)
     ``RUNNER_BINS``  the executables that are this runner (``jest``, ``_mocha``).
+    ``RUN_SUBCOMMAND``, ``WATCH_SUBCOMMANDS``  the subcommand that runs the tests once, always
+        put after the runner (a watching one is replaced by it): vitest's ``run``
     ``BIN_SUBCOMMANDS``  executables that run it only with a subcommand
         (``{"react-scripts": "test"}``).
     ``NODE_FLAG``  the ``node`` flag that runs it (``--test``).
@@ -111,15 +113,15 @@ class Plugin:
         return self.module.FRAMEWORK
 
     # -- selection
-    def runner_end(self, words: list[str]) -> int | None:
-        own = self._get("runner_end")
-        if own:
-            return own(words)
-        if self.runner_bins or self.node_flag:  # a JavaScript runner: found as scripts find it
-            from . import npm_scripts  # (it reads every plugin's script-following members)
+    def has(self, member: str) -> bool:
+        """Whether the module defines ``member`` itself."""
+        return hasattr(self.module, member)
 
-            return npm_scripts.runner_end(self.name, words)
-        return None
+    def runner_end(self, words: list[str]) -> int | None:
+        """The module's own; a JavaScript runner's default is script following's
+        (``npm_scripts.runner_end_for``, which reads every plugin)."""
+        own = self._get("runner_end")
+        return own(words) if own else None
 
     def split_args(self, args: list[str], inv: Invocation) -> None:
         own = self._get("split_args")
@@ -234,6 +236,14 @@ class Plugin:
     @property
     def bin_subcommands(self) -> dict[str, str]:
         return dict(self._get("BIN_SUBCOMMANDS", {}))
+
+    @property
+    def run_subcommand(self) -> str | None:
+        return self._get("RUN_SUBCOMMAND")
+
+    @property
+    def watch_subcommands(self) -> tuple[str, ...]:
+        return tuple(self._get("WATCH_SUBCOMMANDS", ()))
 
     @property
     def node_flag(self) -> str | None:

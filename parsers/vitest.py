@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import npm_scripts
 from .command import command_words, option_values, unquote, with_package_scripts
 from .invocation import Invocation, alternation, js_regex, test_files
 from .js_results import (
@@ -668,16 +667,9 @@ REPORT_OPTIONS = " --reporter=default --reporter=junit --outputFile.junit={repor
 SELECTION_REPORTS = "end"
 
 
-def runner_end(words: list[str]) -> int | None:
-    """``vitest`` alone may watch: the invocation is always ``vitest run``."""
-    k = npm_scripts.runner_end(FRAMEWORK, words)
-    if k is None:
-        return None
-    if k < len(words) and unquote(words[k]) in ("run", "watch"):
-        words[k] = "run"
-    else:
-        words.insert(k, "run")
-    return k + 1
+# ``vitest`` alone may watch: the invocation is always ``vitest run`` (``vitest watch`` becomes ``run``).
+RUN_SUBCOMMAND = "run"
+WATCH_SUBCOMMANDS = ("watch",)
 
 
 def direct(words: list[str]) -> list[str]:

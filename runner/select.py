@@ -23,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers import npm_scripts
 from ..parsers.command import raw_words
 from ..parsers.invocation import Invocation, take_apart
 from ..parsers.models import TestResult
@@ -42,7 +43,7 @@ def invocation_in(framework: str, command: str) -> Invocation | None:
     """The framework runner's call in ``command``, taken apart, or None when
     the command does not call the runner itself."""
     p = plugin(framework)
-    return take_apart(command, p.runner_end, p.split_args)
+    return take_apart(command, npm_scripts.runner_end_for(framework), p.split_args)
 
 
 def invocation(plan: SuitePlan) -> Invocation | None:

@@ -34,13 +34,7 @@ LAYERS = ["domain", "git_command", "settings", "telemetry", "parsers", "sandbox"
           "workspace", "reports", "analysis", "llm", "server", "run_request", "run_settings", "project_config",
           "activities", "workflows", "worker", "cli"]
 
-# A circle that came with the framework plugins (parsers/plugin.py): the registry imports every
-# framework module (lazily), two of them import npm_scripts, which reads the registry and the
-# plugin members. Listed so it stays visible; it must still exist (remove it when it is gone).
-KNOWN_CYCLES = [
-    ["greenloop.parsers.node_tap", "greenloop.parsers.npm_scripts", "greenloop.parsers.plugin",
-     "greenloop.parsers.registry", "greenloop.parsers.vitest"],
-]
+KNOWN_CYCLES: list[list[str]] = []  # none: keep it so
 
 
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.domain.errors import ErrorKind, GreenloopError
-from greenloop.parsers import detect, parse, registry
+from greenloop.parsers import detect, npm_scripts, parse, registry
 from greenloop.parsers.command import command_words, option_values
 from greenloop.parsers.invocation import Invocation, bin_name, take_apart
 from greenloop.parsers.locate import Location, SourceIndex
@@ -207,7 +207,7 @@ def test_every_framework_module_implements_the_protocol_consistently(p) -> None:
         assert all(isinstance(o, str) and o.startswith("-") for o in getattr(m, name, ())), name
     if p.default_invocation:
         # Greenloop's own call of the runner is recognised as the runner, by selection and by detection.
-        inv = take_apart(p.default_invocation, p.runner_end, p.split_args)
+        inv = take_apart(p.default_invocation, npm_scripts.runner_end_for(p.name), p.split_args)
         assert inv is not None and inv.head, p.default_invocation
         assert detect.from_command(p.default_invocation).framework == p.name
         assert hasattr(m, "select"), "a default invocation is there to select tests on"
@@ -232,7 +232,7 @@ def test_selection_of_an_id_is_built_on_the_suites_call(p) -> None:
     call = p.default_invocation or "./build/math_test"  # googletest: the test binary itself
     plan = SuitePlan(language="x", framework=p.name, test_command=call, default_command=True)
     command = select.single_test_command(plan, test)
-    inv = take_apart(call, p.runner_end, p.split_args)
+    inv = take_apart(call, npm_scripts.runner_end_for(p.name), p.split_args)
     assert command.startswith(" ".join(inv.head)), command
     assert command != inv.render(), "the selector adds words"
 

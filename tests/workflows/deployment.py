@@ -78,9 +78,9 @@ elif kill_at == "analyzer_turn":
 
     call = conversation.model_turn
 
-    async def answered_then_die(client, settings, system, allow_edits, messages):
-        step = await call(client, settings, system, allow_edits, messages)
-        if not allow_edits and len(messages) == 3:  # the analyzer (no edit tools), its second call
+    async def answered_then_die(client, settings, system, messages):
+        step = await call(client, settings, system, messages)
+        if "Greenloop's analyzer" in system and len(messages) == 3:  # the analyzer's second call
             die()
         return step
 
