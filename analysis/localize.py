@@ -37,6 +37,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from ..domain.suspects import Suspect
 from ..parsers.locate import SourceIndex
 from .patterns import Frame
 from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
@@ -44,6 +45,7 @@ from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 # Weights of the signals (a suspect's score is their sum).
 W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
 W_CALL_BESIDE_SPECTRUM = 0.5
+SETUP = 0.6  # a call of the test's that is not on the line that failed (its set-up)
 CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
 MAX_SUSPECTS = 30
@@ -62,22 +64,6 @@ _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "ty
               "t", "Errorf", "Fatalf", "Error", "Fatal", "Run", "toBe", "toEqual", "equal", "deepEqual",
               "strictEqual", "ok", "self", "this", "str", "int", "float", "list", "dict", "set", "tuple", "range",
               "panic", "format", "vec", "println", "sizeof", "make", "append", "string"}
-
-
-class Suspect(BaseModel):
-    """One function that may hold the bug, with why it was chosen."""
-
-    file: str
-    function: str
-    start: int
-    end: int
-    score: float
-    reasons: list[str] = Field(default_factory=list)
-    passing: int = Field(default=0, exclude=True)  # passing tests that ran it (ties go to the fewer)
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.start}-{self.end}"
 
 
 class Spectrum(BaseModel):
@@ -229,10 +215,11 @@ class Localizer:
                 return candidate
         return None
 
-    def calls(self, region: Region) -> list[str]:
-        """The names ``region`` calls, in order of first appearance."""
+    def calls(self, region: Region, only: set[int] | None = None) -> list[str]:
+        """The names ``region`` calls, in order of first appearance (``only``: on these lines)."""
         lines = self.index.lines(region.file)[region.start - 1:region.end]
-        body = "\n".join(lines[1:] if len(lines) > 1 else lines)
+        numbered = list(enumerate(lines, region.start))[1 if len(lines) > 1 else 0:]
+        body = "\n".join(text for n, text in numbered if only is None or n in only)
         names = [m.group("name") for m in _CALL.finditer(body)]
         return [n for n in dict.fromkeys(names) if n not in _NOT_CALLS and n != region.name.rsplit(".", 1)[-1]]
 
@@ -291,6 +278,8 @@ class Localizer:
         if own is not None:
             frontier, seen = [own], {own.key}
             bound = self.imported(own.file)
+            failed_on = set(self.calls(own, {f.line for f in test.frames if f.file == own.file
+                                             and own.start < f.line <= own.end}))
             for level in range(1, CALL_DEPTH + 1):
                 nxt: list[Region] = []
                 for caller in frontier:
@@ -299,12 +288,14 @@ class Localizer:
                         targets = local.get(name) or self.by_name().get(name, [])
                         if not targets or len(targets) > 6:  # unknown, or too common a name to mean one thing
                             continue
+                        # The test's own calls: those on the line that failed weigh more than its set-up's.
+                        setup = level == 1 and failed_on and name not in failed_on
                         for r in targets:
                             if r.key in seen:
                                 continue
                             seen.add(r.key)
                             nxt.append(r)
-                            add(r, "call", call_weight / (2 ** (level - 1)) / len(targets),
+                            add(r, "call", call_weight / (2 ** (level - 1)) / len(targets) * (SETUP if setup else 1),
                                 "called by the test" if level == 1 else f"called {level} calls below the test")
                 frontier = nxt[:40]
         passing: dict[str, int] = {}

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from .llm import Usage
 from .states import Verdict
+from .suspects import Suspect
 
 
 class AttemptRecord(BaseModel):
@@ -20,3 +21,5 @@ class AttemptRecord(BaseModel):
     reason: str = ""
     files: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)  # what this attempt's model calls cost (analysis and fix)
+    # Fault localization's ranked suspects for this attempt's failure, best first (the first message showed them).
+    suspects: list[Suspect] = Field(default_factory=list[Suspect])

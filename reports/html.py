@@ -56,6 +56,10 @@ def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
         out.append(f"<p><b>Why:</b> {escape(a.reason)}</p>")
     if a.analysis:
         out.append(f"<p><b>Analysis</b></p><blockquote>{escape(a.analysis)}</blockquote>")
+    if a.suspects:
+        out.append("<p><b>Suspects</b> <span class=\"muted\">(fault localization, most likely first)</span></p><ol>"
+                   + "".join(f"<li><code>{escape(s.file)}:{s.start}-{s.end}</code> {escape(s.function)}: "
+                             f"{escape('; '.join(s.reasons))}</li>" for s in a.suspects) + "</ol>")
     if a.rationale:
         out.append(f"<p><b>Rationale:</b> {escape(a.rationale)}</p>")
     if a.files:

@@ -64,6 +64,10 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
                 lines.append(f"Why: {a.reason}")
             if a.analysis:
                 lines += ["", "Analysis:", "", "> " + a.analysis.replace("\n", "\n> ")]
+            if a.suspects:
+                lines += ["", "Suspects (fault localization, most likely first):", ""]
+                lines += [f"{n}. `{s.file}:{s.start}-{s.end}` {s.function} — {'; '.join(s.reasons)}"
+                          for n, s in enumerate(a.suspects, 1)]
             if a.rationale:
                 lines += ["", f"Rationale: {a.rationale}"]
             if a.diff:

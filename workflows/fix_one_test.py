@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.edits import EditSet
     from ..domain.llm import LLMSettings, Usage
     from ..domain.states import FixState, Verdict
+    from ..domain.suspects import Suspect
     from ..reports.record import FixOneTestResult, FixStatusView
     from ..runner.runs import SuiteRun
     from .control import ANSWER_HINT, parse_answer, shown
@@ -53,6 +54,17 @@ STEPS = {
     "start_analysis": "the analysis failed", "analyzer_turn": "the analysis failed",
     "analyzer_tools": "the analysis failed", "finish_analysis": "the analysis failed",
 }
+
+
+SUSPECTS_KEPT = 8   # an attempt keeps this many of its ranked suspects (reports)
+SUSPECTS_SHOWN = 3  # the Web UI's details name this many
+
+
+def _suspects_line(attempts: list[AttemptRecord]) -> str:
+    """The latest attempt's top suspects, for the Web UI's details."""
+    none: list[Suspect] = []
+    latest = next((a.suspects for a in reversed(attempts) if a.suspects), none)
+    return "; ".join(f"{s.function} ({s.file}:{s.start})" for s in latest[:SUSPECTS_SHOWN])
 
 
 def failed_step(exc: ActivityError) -> str:
@@ -117,6 +129,7 @@ class FixOneTestWorkflow:
             + (f"\n\nlast verdict: **{last.verdict.value}**" + (f" ({last.reason})" if last.reason else "")
                if last and last.verdict else "")
             + (f"\n\nattempts: {verdicts}" if verdicts else "")
+            + (f"\n\nsuspects: {suspects}" if (suspects := _suspects_line(self._attempts)) else "")
             + (f"\n\n{self._note}" if self._note else "")
             + (f"\n\nto answer: {ANSWER_HINT}" if self._waiting else "")
             + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:])
@@ -299,6 +312,7 @@ class FixOneTestWorkflow:
         note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
+        record.suspects = note.suspects[:SUSPECTS_KEPT]
         if self._out_of_money():
             record.verdict, record.reason = Verdict.FAIL, "the analysis used up the test's share of the LLM budget"
             self._history.append(f"attempt {number}: {record.reason}")

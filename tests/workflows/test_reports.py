@@ -42,6 +42,12 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert section.index("Attempt 1") < section.index("Attempt 2")
     assert 'badge FAIL">FAIL<' in section and 'badge PASS">PASS<' in section
     assert "The discount computation is wrong." in section  # the analysis
+    # Fault localization's suspects for each attempt: the discount method first, with why.
+    suspects = re.findall(r"<li><code>(shop/cart\.py):(\d+)-\d+</code> ([\w.]+): ([^<]+)</li>", section)
+    assert suspects[0][:3] == ("shop/cart.py", "17", "Cart.discount") and "called by the test" in suspects[0][3]
+    markdown = Path(summary.report_markdown).read_text()
+    assert "Suspects (fault localization, most likely first):" in markdown
+    assert "1. `shop/cart.py:17-19` Cart.discount — called by the test" in markdown
     assert '<span class="del">-        return round(self.total() * percent / 100, 2)  # bug' in section
     assert '<span class="add">+        return round(self.total() - percent, 2)  # bug' in section  # attempt 1
     # The timeline: analysed, proposed, applied, run alone, rolled back, then fixed (each mode); analysed,
