@@ -12,9 +12,9 @@ from temporalio import activity
 from .. import telemetry
 from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
-from ..analysis.localize import FailingTest, Localizer, Spectrum
+from ..analysis.localize import FailingTest, Localizer, Spectrum, failing_test
 from ..analysis.note import AnalysisNote
-from ..analysis.patterns import classify, innermost_first
+from ..analysis.patterns import classify
 from ..domain.attempts import AttemptRecord
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings
@@ -133,12 +133,8 @@ def _localizer(index: SourceIndex, report: TestReport, files: set[str],
                run_dir: Path) -> tuple[Localizer, list[FailingTest]]:
     """Fault localization over the run's sources, with the suite's per-test coverage when it was
     recorded, and the run's failing tests (whose shared suspects rank higher)."""
-    failing = report.failing
-    others = [FailingTest(id=t.id, file=t.file, line=t.line, frames=innermost_first(classify(t, files)))
-              for t in failing[:MAX_AGREEING]]
-    passing = [t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)]
-    localizer = Localizer(index, test_files={t.file for t in report.tests if t.file},
-                          spectrum=Spectrum.load(run_dir), passing=passing, failing=[t.id for t in failing])
+    others = [failing_test(t, classify(t, files)) for t in report.failing[:MAX_AGREEING]]
+    localizer = Localizer.for_report(index, report, Spectrum.load(run_dir))
     return localizer, others
 
 

@@ -10,12 +10,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..parsers.locate import SourceIndex
-from ..parsers.models import Status, TestReport
+from ..parsers.models import TestReport
 from .grouping import FailureGroup, group_failures
-from .localize import FailingTest, Localizer, Spectrum, Suspect
-from .patterns import FailureClassification, FailureKind, classify, innermost_first
-
-PASSING = (Status.PASSED, Status.XPASSED)
+from .localize import Localizer, Spectrum, Suspect, failing_test
+from .patterns import FailureClassification, FailureKind, classify
 
 
 class ErrorPattern(BaseModel):
@@ -61,12 +59,10 @@ def analyze_report(report: TestReport, project_root: Path | None, spectrum: Spec
 def top_suspects(report: TestReport, classified: list[FailureClassification], index: SourceIndex,
                  spectrum: Spectrum | None) -> dict[str, Suspect]:
     """Each failing test's top suspect (fault localization), where there is one."""
-    failing = [t.id for t in report.failing]
-    localizer = Localizer(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
-                          failing=failing, passing=[t.id for t in report.tests if t.status in PASSING])
+    localizer = Localizer.for_report(index, report, spectrum)
     out: dict[str, Suspect] = {}
     for test, c in zip(report.failing, classified):
-        ranked = localizer.rank(FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(c)))
+        ranked = localizer.rank(failing_test(test, c))
         if ranked:
             out[test.id] = ranked[0]
     return out

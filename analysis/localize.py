@@ -39,7 +39,8 @@ from pydantic import BaseModel, Field
 
 from ..domain.suspects import Suspect
 from ..parsers.locate import SourceIndex
-from .patterns import Frame
+from ..parsers.models import Status, TestReport, TestResult
+from .patterns import FailureClassification, Frame, innermost_first
 from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 
 # Weights of the signals (a suspect's score is their sum).
@@ -124,6 +125,11 @@ class FailingTest(BaseModel):
     frames: list[Frame] = Field(default_factory=list)  # project frames, innermost first
 
 
+def failing_test(test: TestResult, classification: FailureClassification) -> FailingTest:
+    """What localization reads of a classified failing test."""
+    return FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification))
+
+
 def is_test_file(path: str) -> bool:
     """A test or fixture file by the usual conventions of every language."""
     p = "/" + path.lower()
@@ -148,6 +154,14 @@ class Localizer:
         self._regions: dict[str, list[Region]] = {}
         self._counts: dict[str, dict[int, tuple[int, int]]] = {}
         self._everyone: set[str] | None = None
+
+    @classmethod
+    def for_report(cls, index: SourceIndex, report: TestReport, spectrum: Spectrum | None = None) -> Localizer:
+        """Localization over a suite run: its tests' files are test files, its failing and passing
+        tests are the spectrum's two sides."""
+        return cls(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
+                   failing=[t.id for t in report.failing],
+                   passing=[t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)])
 
     # --- the index ------------------------------------------------------------------------
     def regions(self, file: str) -> list[Region]:

@@ -38,12 +38,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from greenloop.analysis.context import build_context  # noqa: E402
-from greenloop.analysis.localize import FailingTest, Localizer, Spectrum  # noqa: E402
+from greenloop.analysis.localize import Localizer, Spectrum, failing_test  # noqa: E402
 from greenloop.analysis.mutants import sample  # noqa: E402
 from greenloop.analysis.note import AnalysisNote  # noqa: E402
-from greenloop.analysis.patterns import classify, innermost_first  # noqa: E402
+from greenloop.analysis.patterns import classify  # noqa: E402
 from greenloop.llm import prompts  # noqa: E402
-from greenloop.parsers import RunOutput, Status, parse  # noqa: E402
+from greenloop.parsers import RunOutput, parse  # noqa: E402
 from greenloop.parsers.locate import SourceIndex  # noqa: E402
 from greenloop.runner import impact  # noqa: E402
 from tests.realworld.projects import PROJECTS, Project, fetch, unpack  # noqa: E402
@@ -88,12 +88,8 @@ def first_message(root: Path, report, test, spectrum, baseline) -> tuple[str, li
         ctx = baseline(root, test, c)
         suspects = []
     else:
-        failing = report.failing
-        others = [FailingTest(id=t.id, file=t.file, line=t.line, frames=innermost_first(classify(t, files)))
-                  for t in failing[:200]]
-        passing = [t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)]
-        loc = Localizer(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
-                        passing=passing, failing=[t.id for t in failing])
+        others = [failing_test(t, classify(t, files)) for t in report.failing[:200]]
+        loc = Localizer.for_report(index, report, spectrum)
         ctx = build_context(root, test, c, loc, others)
         suspects = ctx.suspects
     note = AnalysisNote(kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
