@@ -3,9 +3,4 @@
 # Debian's chromium, used headless through Playwright from PyPI (the venv's dev
 # extras). Playwright's own browser downloads are never used.
 set -euo pipefail
-if [ ! -x /usr/bin/chromium ]; then
-  echo "setup-browser: installing chromium"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends chromium
-fi
+bash "$(dirname "$0")/install-section.sh" browser

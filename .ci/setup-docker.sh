@@ -19,11 +19,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 
-if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends docker.io >/dev/null
-fi
+bash "$(dirname "$0")/install-section.sh" docker
 
 if engine_up; then
   echo "setup-docker: engine already running"
