@@ -1,14 +1,16 @@
 """Live progress of a run in the terminal (``greenloop run``, ``greenloop watch``):
 a Rich table that redraws in place (each test's state, attempt, last verdict and
-elapsed time; the run's phase; the LLM spend against the budget), or, when the
-output is not a terminal (a pipe, a CI log), plain lines as states change."""
+elapsed time; the run's phase and, before and between tests, what the run is
+doing; the LLM spend against the budget; for each test waiting for a person,
+the whole command that answers it), or, when the output is not a terminal (a
+pipe, a CI log), plain lines as states change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
@@ -25,6 +27,36 @@ from ..workflows.fix_suite import FixSuiteWorkflow
 
 STATE_STYLE = {"FIXED": "green", "SKIPPED": "yellow", "ESCALATED": "bold yellow", "ABORTED": "red",
                "PENDING": "dim", "ANALYZING": "cyan", "FIXING": "cyan", "VALIDATING": "cyan"}
+WAITING = "waiting for a person"  # an ESCALATED test whose workflow waits for an answer
+
+
+def state_label(view: FixStatusView) -> str:
+    return WAITING if view.waiting and view.state == FixState.ESCALATED else view.state.value
+
+
+class ShellCommand:
+    """A command line that stays whole and copyable at any width: its words (as typed in a
+    shell, quoted) are never cut; it breaks between words, with a backslash that continues it."""
+
+    def __init__(self, words: list[str], style: str = "") -> None:
+        self.words, self.style = words, style
+
+    def __str__(self) -> str:
+        return " ".join(self.words)
+
+    def lines(self, width: int) -> list[str]:
+        lines, line = [], ""
+        for word in self.words:
+            if line and len(line) + 1 + len(word) + 2 > width:  # room for " \\" at the end
+                lines.append(line + " \\")
+                line = "  " + word
+            else:
+                line = f"{line} {word}" if line else word
+        return [*lines, line]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        for line in self.lines(options.max_width):
+            yield Text(line, style=self.style, no_wrap=True, overflow="ignore")
 
 
 def elapsed(seconds: float | None) -> str:
@@ -37,13 +69,14 @@ def elapsed(seconds: float | None) -> str:
 class Board:
     """What is known of a run, shown live (a terminal) or as plain lines (anything else).
 
-    ``answer_hint(test_id)`` is the command that answers an escalated test."""
+    ``answer_hint(test_id)`` is the command that answers an escalated test (its words, as typed in a shell)."""
 
-    def __init__(self, console: Console, run_id: str, answer_hint: Callable[[str], str], quiet: bool = False,
+    def __init__(self, console: Console, run_id: str, answer_hint: Callable[[str], list[str]], quiet: bool = False,
                  live: bool | None = None) -> None:
         self.console, self.run_id, self.answer_hint, self.quiet = console, run_id, answer_hint, quiet
         self.live = (console.is_terminal if live is None else live) and not quiet
         self.phase = ""
+        self.doing = ""  # what the run's own activity in flight is doing (set-up, a suite run)
         self.views: dict[str, FixStatusView] = {}
         self.started: dict[str, datetime] = {}
         self.ended: dict[str, datetime] = {}
@@ -71,14 +104,23 @@ class Board:
             if not self.live and not self.quiet:
                 self.console.print(f"[dim]{escape(phase)}[/]")
 
+    def set_doing(self, doing: str) -> None:
+        """What the run's activity in flight is doing ("" when none runs); a plain line for a new step."""
+        before, self.doing = self.doing, doing
+        if doing and doing.split(":")[0] != before.split(":")[0] and not self.live and not self.quiet:
+            self.console.print(f"[dim]  {escape(doing)}[/]")
+
     def set_test(self, view: FixStatusView, answerable: bool = True) -> None:
         before = self.views.get(view.test_id)
+        if not answerable:
+            view = view.model_copy(update={"waiting": False})
         self.views[view.test_id] = view
-        if before is not None and before.state == view.state or self.live or self.quiet:
+        if before is not None and state_label(before) == state_label(view) or self.live or self.quiet:
             return
-        self.console.print(f"  {escape(view.test_id)}: [bold]{view.state.value}[/]")
+        self.console.print(f"  {escape(view.test_id)}: [bold]{escape(state_label(view))}[/]")
         if answerable and view.state == FixState.ESCALATED:
-            self.console.print(f"    answer with: {escape(self.answer_hint(view.test_id))}")
+            self.console.print("    answer with: ", end="")
+            self.console.print(ShellCommand(self.answer_hint(view.test_id)))
 
     def refresh(self) -> None:
         if self._live is not None:
@@ -94,19 +136,24 @@ class Board:
         return elapsed((end - start).total_seconds())
 
     def render(self) -> Group:
-        table = Table(title=escape(f"{self.run_id}: {self.phase or 'starting'}"), title_justify="left",
-                      expand=False)
+        waiting = [v for v in self.views.values() if state_label(v) == WAITING]
+        title = f"{self.run_id}: {self.phase or 'starting'}" + (f" ({len(waiting)} {WAITING})" if waiting else "")
+        table = Table(title=escape(title), title_justify="left", expand=False)
         for col in ("test", "state", "attempt", "last verdict", "elapsed"):
             table.add_column(col, overflow="fold")
         for v in self.views.values():
-            table.add_row(escape(v.test_id), Text(v.state.value, style=STATE_STYLE.get(v.state.value, "")),
+            label = state_label(v)
+            table.add_row(escape(v.test_id), Text(label, style=STATE_STYLE.get(v.state.value, "")),
                           str(v.attempt or ""), v.last_verdict.value if v.last_verdict else "",
                           self._elapsed(v.test_id))
         budget = f" of ${self.budget:.2f}" if self.budget is not None else " (no budget)"
-        lines: list[Table | Text] = [table, Text(f"LLM spend: ${self.spent:.4f}{budget}")]
-        for v in self.views.values():
-            if v.state == FixState.ESCALATED:
-                lines.append(Text(f"{v.test_id} waits for a person: {self.answer_hint(v.test_id)}", style="yellow"))
+        lines: list[RenderableType] = [table]
+        if self.doing:
+            lines.append(Text(f"now: {self.doing}", style="cyan"))
+        lines.append(Text(f"LLM spend: ${self.spent:.4f}{budget}"))
+        for v in waiting:
+            lines.append(Text(f"{v.test_id} waits for a person; answer with:", style="yellow"))
+            lines.append(ShellCommand(self.answer_hint(v.test_id), style="bold yellow"))
         return Group(*lines)
 
 
@@ -143,6 +190,7 @@ class Tracker:
         except RPCError:
             return
         b.set_phase(phase)
+        b.set_doing(await self._doing())
         in_flight = Usage()
         for v in views:
             if v.workflow_id and v.test_id not in b.ended:
@@ -157,6 +205,27 @@ class Tracker:
             b.set_test(v)
         b.spent = (summary.usage.cost_usd if summary else 0.0) + in_flight.cost_usd
         b.refresh()
+
+    async def _doing(self) -> str:
+        """The run's own activity in flight (set-up, a suite run): its name, for how long,
+        and what it last said ("" when none runs: its tests' rows say what happens)."""
+        try:
+            desc = await self.handle.describe(rpc_timeout=self.timeout)
+        except RPCError:
+            return self.board.doing
+        for act in desc.raw_description.pending_activities:
+            said = ""
+            if act.heartbeat_details.payloads:
+                try:
+                    said = str((await self.client.data_converter.decode(act.heartbeat_details.payloads))[0])
+                except (ValueError, TypeError):
+                    said = ""
+            took = ""
+            if act.HasField("last_started_time"):
+                seconds = datetime.now(timezone.utc).timestamp() - act.last_started_time.ToSeconds()
+                took = f" for {elapsed(max(seconds, 0))}"
+            return f"{act.activity_type.name}{took}" + (f": {said}" if said else "")
+        return ""
 
     async def _times(self, view: FixStatusView) -> None:
         try:
@@ -175,5 +244,6 @@ class Tracker:
                 await self._times(v)
             self.board.set_test(v, answerable=False)
         self.board.spent = summary.usage.cost_usd
+        self.board.set_doing("")
         self.board.set_phase("finished")
         self.board.refresh()

@@ -119,8 +119,10 @@ NEXT_STEPS = {
 }
 
 
-def _answer_hint(run_id: str, test_id: str) -> str:
-    return f"greenloop answer {shlex.quote(run_id)} {shlex.quote(test_id)} retry|skip|abort"
+def _answer_hint(run_id: str, test_id: str) -> list[str]:
+    """The command that answers an escalated test (its words, as typed in a shell); the person
+    picks one of the answers."""
+    return ["greenloop", "answer", shlex.quote(run_id), shlex.quote(test_id), "retry|skip|abort"]
 
 
 STALL_CHECK_S = 3.0

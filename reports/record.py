@@ -48,6 +48,7 @@ class FixStatusView(BaseModel):
     history: list[str] = Field(default_factory=list)
     workflow_id: str | None = None
     usage: Usage | None = None  # what the test's LLM calls cost so far (its own workflow's view)
+    waiting: bool = False  # ESCALATED and waiting for a person's answer (while its workflow runs)
 
 
 

@@ -92,6 +92,7 @@ class Driver:
             return FixOneTestResult(test_id=test_id, state=FixState.ABORTED, attempts=[], usage=Usage())
         finally:
             run.children.pop(test_id, None)
+            run.views[test_id].waiting = False  # no longer in flight: nobody can answer it
 
     async def record(self, result: FixOneTestResult, not_merged: str | None = None) -> None:
         """Keep a child's result: the run directory, the test's view, the summary.
@@ -104,7 +105,7 @@ class Driver:
             workspace_acts.record_result, RecordInput(workspace=ws, result=result), ws, request,
             quick_options(request.heartbeat_timeout_s)))
         earlier = view.history if test_id in progress.retrying else []  # a retried test keeps its first try
-        view.state, view.attempt = result.state, len(result.attempts)
+        view.state, view.attempt, view.waiting = result.state, len(result.attempts), False
         view.last_verdict = result.attempts[-1].verdict if result.attempts else None
         view.history = earlier + [f"attempt {a.number} {a.reason}" for a in result.remade] + [
             f"attempt {a.number}: {a.verdict.value if a.verdict else '-'} {a.reason}".strip() for a in result.attempts]
@@ -138,7 +139,7 @@ class Driver:
         progress.summary.usage = progress.summary.usage + result.usage
         progress.summary.attempts += len(result.attempts)
         progress.redriven[test_id] = progress.redriven.get(test_id, 0) + 1
-        view.state = FixState.PENDING
+        view.state, view.waiting = FixState.PENDING, False
         view.history.append(f"worker lost after {len(result.attempts)} attempt(s) "
                             f"({result.host_lost or 'its worktree went with a lost worker'}): driven again")
         if result.host_queue:

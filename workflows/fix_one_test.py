@@ -40,8 +40,9 @@ with workflow.unsafe.imports_passed_through():
     from .host import HostLost, host_activity
     from .models import FixOneTestInput
     from .options import quick_options, test_run_options
-    from .search import upsert_state
+    from .search import upsert_state, write_final_details
     from .validation_queue import CANDIDATE_SIGNAL, QueueVerdict
+    from .waiting import StateReporter
 
 
 BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
@@ -96,17 +97,21 @@ class FixOneTestWorkflow:
         self._passes_now: str | None = None  # validation queue: why the test passes without a fix of its own
         self._remade: list[AttemptRecord] = []  # validation queue: attempts made again on the current files
         self._attempt_started = 0.0
+        self._reporter = StateReporter()  # tells the run each state this test enters
 
     # --- what people see ---------------------------------------------------------
 
     @workflow.query
     def status(self) -> FixStatusView:
         """State, attempt, last verdict and history of this test."""
+        return self._view(history=True)
+
+    def _view(self, history: bool) -> FixStatusView:
         last = self._attempts[-1].verdict if self._attempts else None
         return FixStatusView(
             test_id=self._test_id, state=self._state, attempt=len(self._attempts),
-            last_verdict=last, history=list(self._history), workflow_id=workflow.info().workflow_id,
-            usage=self._usage,
+            last_verdict=last, history=list(self._history) if history else [],
+            workflow_id=workflow.info().workflow_id, usage=self._usage, waiting=self._waiting,
         )
 
     def _set(self, state: FixState, note: str = "") -> None:
@@ -116,14 +121,18 @@ class FixOneTestWorkflow:
         upsert_state(state.value)
         self._note = note
         self._show()
+        self._reporter.tell(self._view(history=False))
 
     def _show(self) -> None:
+        workflow.set_current_details(self._details())
+
+    def _details(self) -> str:
         """The Web UI's current details: the test, its state, the last verdict,
         what to type when it waits for an answer, and answers that were ignored."""
         attempt = len(self._attempts)
         verdicts = ", ".join(f"#{a.number} {a.verdict.value if a.verdict else '?'}" for a in self._attempts)
         last = next((a for a in reversed(self._attempts) if a.verdict), None)
-        workflow.set_current_details(
+        return (
             f"**{self._test_id}**\n\nstate: **{self._state.value}**"
             + (f" (attempt {attempt})" if attempt else "")
             + (f"\n\nlast verdict: **{last.verdict.value}**" + (f" ({last.reason})" if last.reason else "")
@@ -207,6 +216,14 @@ class FixOneTestWorkflow:
 
     @workflow.run
     async def run(self, inp: FixOneTestInput) -> FixOneTestResult:
+        result = await self._fix(inp)
+        # Before completing: the run has the last state, and the last details stay in the
+        # workflow's memo, true once no worker is left to answer the Web UI's query.
+        await self._reporter.delivered()
+        write_final_details(self._details())
+        return result
+
+    async def _fix(self, inp: FixOneTestInput) -> FixOneTestResult:
         self._inp = inp
         self._test_id = inp.test_id
         self._set(FixState.PENDING)

@@ -67,8 +67,9 @@ with workflow.unsafe.imports_passed_through():
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
     from .run_state import RunState
-    from .search import upsert_run
+    from .search import upsert_run, write_final_details
     from .validation_queue import CANDIDATE_SIGNAL, Candidate
+    from .waiting import TEST_STATE_SIGNAL, waiting_details
 
 __all__ = ["FixSuiteWorkflow", "child_id"]
 
@@ -121,9 +122,12 @@ class FixSuiteWorkflow:
         for v in self._run.views.values():
             counts[v.state.value] = counts.get(v.state.value, 0) + 1
         states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        waiting = waiting_details(list(self._run.views.values()))
         steer = "" if phase in DONE_PHASES else (
-            f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` + the test id: "
-            f"{ANSWER_HINT}\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
+            (f"\n\n{waiting}" if waiting else
+             f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` "
+             f"+ the test id: {ANSWER_HINT}")
+            + f"\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
         workflow.set_current_details(
             f"**{phase}**" + (f"\n\ntests: {states}" if states else "") + steer
             + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:]))
@@ -200,6 +204,16 @@ class FixSuiteWorkflow:
         refused = self._rollback_refusal(parse_test_id(test_id))
         if refused:
             raise ValueError(refused)
+
+    @workflow.signal(name=TEST_STATE_SIGNAL)
+    def test_state(self, told: FixStatusView) -> None:
+        """A test's child in flight tells the state it entered (``workflows/waiting.py``)."""
+        view = self._run.views.get(told.test_id)
+        if view is None or told.test_id not in self._run.children or view.workflow_id != told.workflow_id:
+            return  # not this run's child in flight (an earlier child of the test, moved or retried)
+        view.state, view.attempt, view.last_verdict, view.waiting = (
+            told.state, told.attempt, told.last_verdict, told.waiting)
+        self.set_phase(self._phase)
 
     @workflow.signal(name=CANDIDATE_SIGNAL)
     def candidate(self, candidate: Candidate) -> None:
@@ -366,7 +380,7 @@ class FixSuiteWorkflow:
             ws, request, setup_options(request.heartbeat_timeout_s))
         upsert_run(request.repo, summary.state.upper(), 0)
         self.set_phase("finished")
-        workflow.set_current_details(outcome_details(summary))
+        write_final_details(outcome_details(summary))
         return summary
 
     async def _finish(self, request: FixRequest, progress: SuiteProgress) -> RunSummary:
@@ -397,7 +411,7 @@ class FixSuiteWorkflow:
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)
         self.set_phase("finished")
-        workflow.set_current_details(outcome_details(summary))
+        write_final_details(outcome_details(summary))
         return summary
 
     # --- the worker holding the run's files is lost: the run moves -------------------------

@@ -1,9 +1,11 @@
 """A person answers an escalated test from the real Temporal Web UI, in a
-real (headless) browser: they open the run, find the test's workflow among
-its relationships, read what to type in its details, get a typo refused by
-the "Send an Update" dialog with a message that says what is allowed, and
-send ``"skip"`` through the "Send a Signal" dialog; the test ends SKIPPED and
-the run completes. Screenshots of each step are kept (see ``screenshots``)."""
+real (headless) browser: the run's page names the test waiting for them, with
+a link to its workflow and what to send; its details say what to type; a typo
+is refused by the "Send an Update" dialog with a message that says what is
+allowed, and ``"skip"`` goes through the "Send a Signal" dialog; the test ends
+SKIPPED and the run completes. Once the worker is gone too, the pages still
+say so (the final details are in each workflow's memo). Screenshots of each
+step are kept (see ``screenshots``)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,16 @@ def current_details(page: Page):
     return page.frame_locator("iframe").last.locator("body")
 
 
+async def open_memo(page: Page, url: str):
+    """A workflow's page, on its "Memo" tab: the final details it wrote before it completed
+    (what the Web UI shows once no worker is left to answer the current details' query)."""
+    await page.goto(url, wait_until="load")
+    await page.get_by_role("link", name="Memo").or_(page.get_by_role("tab", name="Memo")).first.click()
+    memo = page.get_by_role("textbox", name="Memo")
+    await expect(memo).to_be_visible()
+    return memo
+
+
 async def open_dialog(page: Page, action: str, handler: str):
     """More Actions → ``action`` ("Send a Signal" / "Send an Update"), ``handler`` chosen;
     the dialog and its Data editor."""
@@ -71,14 +83,28 @@ async def test_skip_an_escalated_test_from_the_web_ui(webui_server, webui_client
                                              static_summary=f"fix failing tests of {request.repo}")
         await wait_for_view(client, test_wf, lambda v: v.state == FixState.ESCALATED, "ESCALATED")
 
-        # 1. The run: its summary, and what a person can do, in its details.
+        # 1. The run: its details count the test ESCALATED and name it as waiting for a person,
+        # with a link to its workflow and what to send.
         await open_metadata(page, f"{base}/{run_id}")
         await expect(summary(page)).to_contain_text(f"fix failing tests of {request.repo}")
-        await expect(current_details(page)).to_contain_text(f"fixing {TARGET}")
-        await expect(current_details(page)).to_contain_text("an ESCALATED test is answered in its own workflow")
+        details = current_details(page)
+        await expect(details).to_contain_text(f"fixing {TARGET}")
+        await expect(details).to_contain_text("tests: 1 ESCALATED")
+        await expect(details).to_contain_text("waiting for a person (1):")
+        await expect(details).to_contain_text(f"{TARGET} (workflow {test_wf}, attempt 1): Send Update answer "
+                                              f"(or Signal answer) with {ANSWER_EXAMPLES}")
         await page.screenshot(path=screenshots / "1-run.png", full_page=True)
+        link = details.get_by_role("link", name=TARGET, exact=True)
+        assert await link.get_attribute("href") == f"/namespaces/default/workflows/{urllib.parse.quote(test_wf, safe='')}"
+        # The link opens the test's workflow (the rendered details open links in a new tab).
+        async with page.context.expect_page() as opened:
+            await link.click()
+        child_page = await opened.value
+        await child_page.wait_for_url(re.compile(re.escape(urllib.parse.quote(test_wf, safe=""))))
+        await expect(child_page.get_by_text(test_wf).first).to_be_visible()
+        await child_page.close()
 
-        # 2. Its relationships lead to the escalated test's workflow.
+        # 2. Its relationships show the child running, and lead to it as well.
         await page.get_by_role("link", name="Relationships").or_(page.get_by_role("tab", name="Relationships")).first.click()
         link = page.get_by_role("link", name=test_wf, exact=True)
         await expect(link).to_be_visible()
@@ -126,9 +152,16 @@ async def test_skip_an_escalated_test_from_the_web_ui(webui_server, webui_client
         assert test_result.answer.by == "a signal"
         assert run_summary.state == "completed" and run_summary.skipped == [TARGET]
 
-        # (A closed workflow's current details come from a query: the worker still answers it.)
-        await open_metadata(page, page.url)
-        await expect(page.get_by_text("Completed", exact=True).first).to_be_visible()
-        await expect(current_details(page)).to_contain_text("state: SKIPPED (attempt 1)")
-        await expect(current_details(page)).to_contain_text("skipped by a signal")
-        await page.screenshot(path=screenshots / "6-skipped.png", full_page=True)
+        test_page = page.url
+
+    # 7. The worker (and with it anything that could answer a query) is gone: the pages still say
+    # how the test and the run ended, from what the workflows wrote before they completed.
+    memo = await open_memo(page, test_page)
+    await expect(page.get_by_text("Completed", exact=True).first).to_be_visible()
+    await expect(memo).to_contain_text("state: **SKIPPED** (attempt 1)")
+    await expect(memo).to_contain_text("skipped by a signal")
+    await page.screenshot(path=screenshots / "6-skipped.png", full_page=True)
+    memo = await open_memo(page, f"{base}/{run_id}")
+    await expect(memo).to_contain_text("**finished: completed**")
+    await expect(memo).to_contain_text("skipped 1")
+    await page.screenshot(path=screenshots / "7-run-finished.png", full_page=True)
