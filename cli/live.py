@@ -7,6 +7,7 @@ pipe, a CI log), plain lines as states change."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 
@@ -35,24 +36,47 @@ def state_label(view: FixStatusView) -> str:
 
 
 class ShellCommand:
-    """A command line that stays whole and copyable at any width: its words (as typed in a
-    shell, quoted) are never cut; it breaks between words, with a backslash that continues it."""
+    """A command line that stays whole and copyable at any width: it breaks between words
+    with a backslash that continues it, and a word wider than the line in pieces quoted
+    apart, so pasted into a shell it runs as one command. ``tail`` is shown as it is
+    (choices such as ``retry|skip|abort``, the person keeps one)."""
 
-    def __init__(self, words: list[str], style: str = "") -> None:
-        self.words, self.style = words, style
+    def __init__(self, argv: list[str], tail: str = "", style: str = "") -> None:
+        self.argv, self.tail, self.style = argv, tail, style
 
     def __str__(self) -> str:
-        return " ".join(self.words)
+        return " ".join([shlex.quote(a) for a in self.argv] + ([self.tail] if self.tail else []))
 
     def lines(self, width: int) -> list[str]:
-        lines, line = [], ""
-        for word in self.words:
-            if line and len(line) + 1 + len(word) + 2 > width:  # room for " \\" at the end
-                lines.append(line + " \\")
-                line = "  " + word
-            else:
-                line = f"{line} {word}" if line else word
+        words = [self._pieces(a, width) for a in self.argv] + ([[self.tail]] if self.tail else [])
+        lines: list[str] = []
+        line = ""
+        for pieces in words:
+            for i, piece in enumerate(pieces):
+                if i:  # the same word goes on: no space, no indentation
+                    lines.append(line + "\\")
+                    line = piece
+                elif line and len(line) + 1 + len(piece) + 2 > width:  # room for " \\"
+                    lines.append(line + " \\")
+                    line = "  " + piece
+                else:
+                    line = f"{line} {piece}" if line else piece
         return [*lines, line]
+
+    @staticmethod
+    def _pieces(word: str, width: int) -> list[str]:
+        """``word`` quoted for the shell, in pieces that each fit a continued line."""
+        room = max(width - 5, 8)  # an indented line that ends with a backslash
+        if len(shlex.quote(word)) <= room:
+            return [shlex.quote(word)]
+        pieces: list[str] = []
+        while word:
+            n = room
+            while n > 1 and len(shlex.quote(word[:n])) > room:
+                n -= 1
+            pieces.append(shlex.quote(word[:n]))
+            word = word[n:]
+        return pieces
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         for line in self.lines(options.max_width):
@@ -69,9 +93,9 @@ def elapsed(seconds: float | None) -> str:
 class Board:
     """What is known of a run, shown live (a terminal) or as plain lines (anything else).
 
-    ``answer_hint(test_id)`` is the command that answers an escalated test (its words, as typed in a shell)."""
+    ``answer_hint(test_id)`` is the command that answers an escalated test."""
 
-    def __init__(self, console: Console, run_id: str, answer_hint: Callable[[str], list[str]], quiet: bool = False,
+    def __init__(self, console: Console, run_id: str, answer_hint: Callable[[str], ShellCommand], quiet: bool = False,
                  live: bool | None = None) -> None:
         self.console, self.run_id, self.answer_hint, self.quiet = console, run_id, answer_hint, quiet
         self.live = (console.is_terminal if live is None else live) and not quiet
@@ -107,7 +131,7 @@ class Board:
     def set_doing(self, doing: str) -> None:
         """What the run's activity in flight is doing ("" when none runs); a plain line for a new step."""
         before, self.doing = self.doing, doing
-        if doing and doing.split(":")[0] != before.split(":")[0] and not self.live and not self.quiet:
+        if doing and doing.split()[0] != (before.split() or [""])[0] and not self.live and not self.quiet:
             self.console.print(f"[dim]  {escape(doing)}[/]")
 
     def set_test(self, view: FixStatusView, answerable: bool = True) -> None:
@@ -119,8 +143,8 @@ class Board:
             return
         self.console.print(f"  {escape(view.test_id)}: [bold]{escape(state_label(view))}[/]")
         if answerable and view.state == FixState.ESCALATED:
-            self.console.print("    answer with: ", end="")
-            self.console.print(ShellCommand(self.answer_hint(view.test_id)))
+            self.console.print("    answer with:")
+            self.console.print(self.answer_hint(view.test_id))
 
     def refresh(self) -> None:
         if self._live is not None:
@@ -138,7 +162,7 @@ class Board:
     def render(self) -> Group:
         waiting = [v for v in self.views.values() if state_label(v) == WAITING]
         title = f"{self.run_id}: {self.phase or 'starting'}" + (f" ({len(waiting)} {WAITING})" if waiting else "")
-        table = Table(title=escape(title), title_justify="left", expand=False)
+        table = Table(expand=False)
         for col in ("test", "state", "attempt", "last verdict", "elapsed"):
             table.add_column(col, overflow="fold")
         for v in self.views.values():
@@ -147,13 +171,13 @@ class Board:
                           str(v.attempt or ""), v.last_verdict.value if v.last_verdict else "",
                           self._elapsed(v.test_id))
         budget = f" of ${self.budget:.2f}" if self.budget is not None else " (no budget)"
-        lines: list[RenderableType] = [table]
+        lines: list[RenderableType] = [Text(title, style="italic"), table]
         if self.doing:
             lines.append(Text(f"now: {self.doing}", style="cyan"))
         lines.append(Text(f"LLM spend: ${self.spent:.4f}{budget}"))
         for v in waiting:
             lines.append(Text(f"{v.test_id} waits for a person; answer with:", style="yellow"))
-            lines.append(ShellCommand(self.answer_hint(v.test_id), style="bold yellow"))
+            lines.append(self.answer_hint(v.test_id))
         return Group(*lines)
 
 

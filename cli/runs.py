@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -119,10 +118,9 @@ NEXT_STEPS = {
 }
 
 
-def _answer_hint(run_id: str, test_id: str) -> list[str]:
-    """The command that answers an escalated test (its words, as typed in a shell); the person
-    picks one of the answers."""
-    return ["greenloop", "answer", shlex.quote(run_id), shlex.quote(test_id), "retry|skip|abort"]
+def _answer_hint(run_id: str, test_id: str) -> live.ShellCommand:
+    """The command that answers an escalated test (the person keeps one of the answers)."""
+    return live.ShellCommand(["greenloop", "answer", run_id, test_id], tail="retry|skip|abort", style="bold yellow")
 
 
 STALL_CHECK_S = 3.0

@@ -178,7 +178,7 @@ async def test_a_parametrised_id_prints_literally_and_is_answerable(temporal_env
 def test_rich_markup_in_an_id_is_not_eaten(name, capsys):
     from greenloop.cli.runs import _answer_hint
 
-    assert "[a-b]" in " ".join(_answer_hint("run-1", name))
+    assert "[a-b]" in str(_answer_hint("run-1", name))
 
 
 async def test_a_setup_that_fails_exits_3_with_the_end_of_its_log(temporal_env, tmp_path):
