@@ -9,6 +9,7 @@ step are kept (see ``screenshots``)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import urllib.parse
 import uuid
@@ -24,9 +25,29 @@ from greenloop.worker import build_worker
 from greenloop.workflows.control import ANSWER_EXAMPLES
 from greenloop.workflows.fix_one_test import FixOneTestWorkflow
 from greenloop.workflows.fix_suite import FixSuiteWorkflow, child_id
+from greenloop.workflows.waiting import WAITING_QUERY
 from tests.workflows.conftest import DEMO, fix_request, wait_for_view
 
 TARGET = "tests/test_cart.py::test_discount"
+
+
+async def listed(client, query: str, expected: list[str], timeout_s: float = 15) -> list[str]:
+    """The ids a visibility query lists, once they are ``expected`` (visibility lags a little)."""
+    for _ in range(int(timeout_s / 0.5)):
+        ids = [w.id async for w in client.list_workflows(query)]
+        if ids == expected:
+            break
+        await asyncio.sleep(0.5)
+    return ids
+
+
+async def run_knows_it_waits(handle) -> None:
+    """Wait until the run has heard that its test waits (the test's workflow tells it by a signal)."""
+    for _ in range(100):
+        if any(v.waiting for v in await handle.query(FixSuiteWorkflow.status)):
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError("the run never heard that its test waits for a person")
 
 
 async def open_metadata(page: Page, url: str) -> None:
@@ -82,6 +103,7 @@ async def test_skip_an_escalated_test_from_the_web_ui(webui_server, webui_client
         handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue,
                                              static_summary=f"fix failing tests of {request.repo}")
         await wait_for_view(client, test_wf, lambda v: v.state == FixState.ESCALATED, "ESCALATED")
+        await run_knows_it_waits(handle)
 
         # 1. The run: its details count the test ESCALATED and name it as waiting for a person,
         # with a link to its workflow and what to send.
@@ -103,6 +125,14 @@ async def test_skip_an_escalated_test_from_the_web_ui(webui_server, webui_client
         await child_page.wait_for_url(re.compile(re.escape(urllib.parse.quote(test_wf, safe=""))))
         await expect(child_page.get_by_text(test_wf).first).to_be_visible()
         await child_page.close()
+
+        # The saved-list query (README) lists the test waiting for a person, and only while it waits.
+        waiting_here = f"{WAITING_QUERY} AND WorkflowId = '{test_wf}'"
+        assert await listed(client, waiting_here, [test_wf]) == [test_wf]
+        await page.goto(f"{base}?query={urllib.parse.quote(WAITING_QUERY)}", wait_until="load")
+        await expect(page.get_by_role("link", name=test_wf, exact=True)).to_be_visible()
+        await page.screenshot(path=screenshots / "1-waiting-list.png", full_page=True)
+        await open_metadata(page, f"{base}/{run_id}")
 
         # 2. Its relationships show the child running, and lead to it as well.
         await page.get_by_role("link", name="Relationships").or_(page.get_by_role("tab", name="Relationships")).first.click()
@@ -151,6 +181,7 @@ async def test_skip_an_escalated_test_from_the_web_ui(webui_server, webui_client
         assert test_result.state == FixState.SKIPPED and test_result.answer is not None
         assert test_result.answer.by == "a signal"
         assert run_summary.state == "completed" and run_summary.skipped == [TARGET]
+        assert await listed(client, waiting_here, []) == []
 
         test_page = page.url
 
