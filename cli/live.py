@@ -142,7 +142,7 @@ class Board:
         if before is not None and state_label(before) == state_label(view) or self.live or self.quiet:
             return
         self.console.print(f"  {escape(view.test_id)}: [bold]{escape(state_label(view))}[/]")
-        if answerable and view.state == FixState.ESCALATED:
+        if state_label(view) == WAITING:
             self.console.print("    answer with:")
             self.console.print(self.answer_hint(view.test_id))
 

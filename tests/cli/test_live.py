@@ -75,6 +75,9 @@ async def test_run_on_a_terminal_shows_a_live_table(temporal_env, tmp_path):
     assert spend and total and spend.group(1) == total.group(1) and float(spend.group(1)) > 0, last[-2000:]
     # Frames before the last showed the run in progress.
     assert re.search(r": (starting|preparing the workspace|running the suite|fixing)", text)
+    # Before the tests are known, a line says what the run's own activity is doing, and for how long.
+    assert re.search(r"now: (prepare_workspace|plan_tests|set_up_environment|run_suite|analyze_suite) for \dm\d\ds",
+                     text), text[:3000]
     assert "tests/test_cart.py::test_discount: FIXED" not in text  # no plain lines on a terminal
     assert "completed: fixed 3" in text and "report: " in text
 
