@@ -65,7 +65,13 @@ class EachDriver(Driver):
         while True:
             while (len(running) < request.in_flight and self.may_take(taken, limit, bool(running))
                    and progress.remaining[0] not in progress.retrying):
-                test_id = progress.remaining.pop(0)
+                next_id = self.next_test({t.test_id for t in running.values()})
+                if next_id is None:  # the queued tests wait for their groups' roots
+                    break
+                test_id = next_id
+                if test_id in progress.retrying:  # retried in the run workspace, once nothing is in flight
+                    progress.remaining.insert(0, test_id)
+                    break
                 taken += 1
                 if run.settled(test_id):
                     continue

@@ -106,7 +106,9 @@ class QueueDriver(Driver):
             while (len(running) - len(self._waiting) < request.in_flight
                    and len(running) < request.in_flight + request.max_batch
                    and self.may_take(taken, limit, bool(running))):
-                test_id = progress.remaining.pop(0)
+                test_id = self.next_test(set(running.values()))
+                if test_id is None:  # the queued tests wait for their groups' roots
+                    break
                 taken += 1
                 if run.settled(test_id):
                     continue
