@@ -76,6 +76,13 @@ def _step(event: dict, test: str) -> tuple[str, str] | None:
         return "ANALYZING", f"analysed: {event.get('kind', 'failure')}"
     if kind == "fix_proposed":
         return "FIXING", f"attempt {event.get('attempt')}: fix proposed"
+    if kind == "model_test_run":
+        tests = (event.get("input") or {}).get("tests") or ["the failing test"]
+        return ("ANALYZING" if event.get("role") == "analyzer" else "FIXING",
+                f"attempt {event.get('attempt')}: the {event.get('role')} ran {', '.join(tests)}: {event.get('outcome')}")
+    if kind == "model_command":
+        return ("ANALYZING" if event.get("role") == "analyzer" else "FIXING",
+                f"attempt {event.get('attempt')}: the {event.get('role')} ran a command: {event.get('outcome')}")
     if kind == "fix_applied":
         return "FIXING", f"attempt {event.get('attempt')}: edits applied to {', '.join(event.get('files') or [])}"
     if kind == "single_run":
