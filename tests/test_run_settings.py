@@ -113,7 +113,7 @@ def test_the_commands_take_every_option_of_the_table_and_the_file_every_key():
         "--ref", "--test-command", "--build-command", "--framework", "--language", "--select", "--exclude",
         "--max-attempts", "--run-budget", "--per-test-budget", "--concurrency", "--validation", "--max-batch",
         "--test-impact/--no-test-impact", "--escalation-deadline", "--escalation-default", "--model", "--budget-usd",
-        "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
+        "--max-test-runs", "--max-commands", "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
         "--setup-command", "--single-test-command"]
     keys = set(project_config.FILE_MODEL.model_fields) - set(project_config.SECTIONS)
     keys |= {f"{name}.{key}" for name, model in project_config.SECTIONS.items() for key in model.model_fields}
