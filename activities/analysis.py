@@ -200,5 +200,6 @@ async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
 async def finish_analysis(inp: FinishAnalysisInput) -> AnalysisNote:
     """The pattern analysis completed with the analyzer's findings (its last text)."""
     conv = load_conversation(inp.ref)
-    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000]})
+    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000],
+                                       "test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
     return _completed(inp.workspace.run_dir, inp.test_id, note)

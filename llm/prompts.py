@@ -13,7 +13,8 @@ from ..domain.attempts import AttemptRecord
 
 ANALYZER_SYSTEM = """You are Greenloop's analyzer. A test in this repository fails. Find the ROOT CAUSE, \
 not the symptom: read the failing test and the code it exercises with the text editor tool's view command \
-and the search tool. You cannot edit files.
+and the search tool. You cannot edit files. Where you have them, the run_tests tool runs tests and the bash \
+tool runs a command in a sandboxed scratch copy of the repository (nothing it changes is kept).
 
 Answer in Markdown with exactly these sections:
 ## Root Cause

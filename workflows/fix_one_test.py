@@ -325,7 +325,7 @@ class FixOneTestWorkflow:
                              attempts=self._attempts[:-1], llm=self._llm(), sandbox=inp.request.sandbox)
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
-        record.test_runs, record.commands = proposal.test_runs, proposal.commands
+        record.test_runs, record.commands = note.test_runs + proposal.test_runs, note.commands + proposal.commands
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")

@@ -71,10 +71,19 @@ async def test_commands_fail_in_the_sandbox_or_are_refused_and_the_test_run_boun
         assert not outside_error and "exit code 1" in outside and "Read-only file system" in outside
     assert not Path("/etc/greenloop-probe").exists()
     assert not run_error and f"{TARGET}: failed" in first_run
+    # The analyzer's command ran on a scratch copy: what it wrote is gone.
+    analyzer = next(r for r in server.requests if r.role == "analyzer" and r.turn == 2)
+    (probe,) = [b for b in analyzer.body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert ("refused" in probe["content"]) if backend == "local" else probe["content"].startswith("exit code 0\n")
+    assert not Path(request.run_dir, "workspace", "probe.txt").exists()
     (_, edit_error), (beyond, beyond_error) = tool_results(server, 3)
     assert not edit_error and beyond_error and "limit of 1 test runs" in beyond
     attempts = await child_attempts(temporal_env, handle)
-    assert attempts[0].test_runs == 1 and attempts[0].commands == (0 if backend == "local" else 2)
+    assert attempts[0].test_runs == 1 and attempts[0].commands == (0 if backend == "local" else 3)
     markdown = Path(summary.report_markdown or "").read_text()
-    ran = "1 test run" + ("" if backend == "local" else " and 2 commands")
+    ran = "1 test run" + ("" if backend == "local" else " and 3 commands")
     assert f"Ran mid-conversation: {ran}." in markdown
+    if backend != "local":  # each command is a step of the test's timeline
+        page = Path(summary.report_html or "").read_text()
+        assert "the fixer ran `echo x &gt; /etc/greenloop-probe`: exit code 1" in page
+        assert "the analyzer ran `echo analyzer &gt; probe.txt &amp;&amp; cat probe.txt`: exit code 0" in page
