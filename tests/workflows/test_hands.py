@@ -13,7 +13,7 @@ from greenloop.domain.llm import LLMSettings
 from greenloop.domain.states import Verdict
 from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.sandbox.models import SandboxSettings
-from tests.workflows.conftest import BACKEND, DEMO, drive, fix_request
+from tests.workflows.conftest import BACKEND, DEMO, drive, fix_request, replays
 from tests.workflows.test_scenarios import FIXED_LINE, TARGET, child_attempts, workspace_cart
 
 SCENARIOS = DEMO.parent / "scenarios"
@@ -50,6 +50,7 @@ async def test_the_fixer_runs_the_test_edits_again_runs_it_green_then_proposes(t
     assert "Ran mid-conversation: 2 test runs." in markdown
     page = Path(summary.report_html or "").read_text()
     assert "Ran mid-conversation: 2 test runs." in page
+    await replays(temporal_env.client, handle, keep="hands")  # the sandboxed calls' activities replay
     assert page.count("the fixer ran the failing test: failed") == 1
     assert page.count("tests/test_cart.py::test_discount: passed") >= 1  # the timeline's second run
 
