@@ -1,6 +1,6 @@
-"""Kept histories of real runs (a queue run, an escalation answered, a worker lost, a fixer that
-runs the test mid-conversation) replay with
-today's workflow code: a change that would break a run in flight fails here (``tests/histories/``)."""
+"""Kept histories of real runs (a queue run, an escalation answered, a worker lost, a fixer that runs
+the test mid-conversation) replay with today's workflow code: a change that would break a run in
+flight fails here (``tests/histories/``)."""
 
 from __future__ import annotations
 
