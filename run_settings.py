@@ -94,8 +94,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(name="per_test_budget_s", field="per_test_budget_s", option="--per-test-budget",
             help="Per-test time budget, seconds.", toml="budgets.per_test", bounds={"ge": 60},
             description="one test's time budget, seconds"),
-    Setting(name="concurrency", field="concurrency", option="--concurrency", help="Tests fixed at once.",
-            description="tests fixed at once"),
+    Setting(name="concurrency", field="concurrency", option="--concurrency",
+            help="Tests fixed at once (default: as many as --requests-per-minute keeps busy, at most 8).",
+            description="tests fixed at once (default: the model's requests per minute / 6, at most 8)"),
+    Setting(name="requests_per_minute", field="llm.requests_per_minute", option="--requests-per-minute",
+            help="The model's request limit per minute for your API key (Anthropic's tiers: 50, 1000, 2000, "
+                 "4000); the default concurrency follows it.", metavar="RPM",
+            description="the model's request limit per minute for your API key (sets the default concurrency)"),
     Setting(name="validation", field="validation", option="--validation",
             help="How fixes are validated: queue (in batches like a merge queue, one full-suite run per batch, "
                  "a failing batch bisected) or each (every attempt runs the full suite itself).",
