@@ -11,6 +11,10 @@ class LLMSettings(BaseModel):
     model: str = "claude-sonnet-4-6"
     max_tokens: int = 8_192
     max_tool_turns: int = 24
+    # Per attempt (each conversation, the analyzer's and the fixer's): test runs and sandboxed
+    # commands the model may ask for (llm/sandbox_tools.py); a call beyond is answered with a tool error.
+    max_test_runs: int = 5
+    max_commands: int = 10
     # None: the provider's real endpoint (ANTHROPIC_BASE_URL or the default).
     base_url: str | None = None
     # Cost ceiling for the whole run in US dollars, as the user set it; None means unlimited.
