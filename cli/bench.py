@@ -2,8 +2,8 @@
 
 Makes single-point mutants of the project's last commit (each a one-commit repository), then
 drives them with the bench's workflow (``workflows/bench.py``: one ordinary run per mutant, a few
-at a time, each in the Web UI), the way ``greenloop run`` does: the embedded dev server and an
-in-process worker unless a cluster is configured. Without ``--fix`` the runs only analyse (no
+at a time, each in the Web UI) on the embedded dev server or the configured cluster, with a worker
+in this process (the mutants' repositories are on this machine). Without ``--fix`` the runs only analyse (no
 model is asked): the figures are the fixer's first message's. ``--fix`` asks Claude (the run
 options: model, budget, attempts); ``--scripted-oracle`` answers every fixer with the reverse
 mutation from the scripted LLM, so the whole path runs without a key. Prints a table (or
@@ -25,7 +25,6 @@ from temporalio.client import WorkflowFailureError
 from ..activities.bench import BenchInput, BenchResult, oracle_scenario, prepare, write_scenario
 from ..activities.workspace import runs_root
 from ..domain.errors import ErrorKind, GreenloopError
-from ..server.client import TASK_QUEUE, configured_address
 from ..workflows.bench import BenchMutantsWorkflow
 from .exit_codes import ExitCode
 from .output import console, err_console, fail, finish, quiet_worker_logs
@@ -95,19 +94,18 @@ async def _bench(inp: BenchInput, scenario: Path | None, address: str | None, na
                  as_json: bool) -> int:
     from ..worker import build_worker
 
-    if scenario is not None or not (address or configured_address()):
-        check_sandbox(inp.request.sandbox.backend, quiet=as_json)
+    check_sandbox(inp.request.sandbox.backend, quiet=as_json)  # the mutants' runs run here
     client, embedded = await _client(address, namespace)
     async with AsyncExitStack() as stack:
-        queue = TASK_QUEUE
+        # The mutants' repositories are on this machine: their runs go to a queue only this process's
+        # worker polls (with the oracle's LLM, when there is one).
+        queue = private_queue(inp.bench_id)
         if scenario is not None:
             from ..llm.scripted_server import scripted_llm
 
-            queue = private_queue(inp.bench_id)  # only this process has the oracle's LLM
             stack.enter_context(scripted_llm(scenario))
-        if embedded or scenario is not None:
-            quiet_worker_logs()
-            await stack.enter_async_context(build_worker(client, task_queue=queue))
+        quiet_worker_logs()
+        await stack.enter_async_context(build_worker(client, task_queue=queue))
         handle = await client.start_workflow(BenchMutantsWorkflow.run, inp, id=inp.bench_id, task_queue=queue,
                                              static_summary=f"mutants of {inp.source}")
         err_console.print(f"bench {inp.bench_id}")
