@@ -8,8 +8,9 @@ comparison or boolean flipped, an off-by-one, an operator or a constant changed,
 a statement removed), each run on the unchanged tree otherwise (the mutant is the only difference:
 no history to read). A mutant is kept when
 the suite passed before and fails at least one test after. For up to three failing tests of each
-kept mutant, the first message is built exactly as the analysis activity builds it (Python:
-with the per-test coverage the flaky-check run records) and checked:
+kept mutant, the first message is built by the code the analysis activity builds it with
+(``llm/first_message.py``, shared with ``greenloop bench mutants``; Python: with the per-test coverage
+the flaky-check run records) and checked:
 
 - recall: is the mutated line inside a code excerpt of the message;
 - rank: where the mutated line's function stands among the ranked suspects;
