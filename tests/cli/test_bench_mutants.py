@@ -62,6 +62,20 @@ async def test_the_oracle_fixes_every_kept_mutant_of_the_sample(temporal_env, tm
                           text=True).stdout == ""
 
 
+async def test_without_fix_the_runs_only_analyse_and_the_table_says_what_the_message_showed(temporal_env, tmp_path):
+    address = temporal_env.client.service_client.config.target_host
+    repo = committed(SAMPLE, tmp_path / "sample")
+    done = bench(address, repo, tmp_path, "--count", "4", "--seed", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "3 of 4 mutants kept" in done.stdout and "recall 1.0, top 1 1.0" in done.stdout, done.stdout
+    assert "not kept: no test fails" in done.stdout and "fixed" not in done.stdout
+    result = json.loads((tmp_path / "bench" / "bench.json").read_text())
+    for r in result["results"]:
+        if r["kept"]:  # measured, no model asked: the run skipped what it could not fix
+            assert r["in_message"] is True and r["rank"] == 1 and r["fixed"] is None and r["usage"]["calls"] == 0, r
+            assert r["state"] == "completed"
+
+
 def test_a_path_that_is_not_a_repository_is_refused(tmp_path):
     plain = tmp_path / "plain"
     shutil.copytree(SAMPLE, plain)
