@@ -220,8 +220,12 @@ def write_scenario(path: Path, scenario: dict[str, Any]) -> Path:
 
 
 def initial_report(run_dir: Path) -> Path:
-    """The report of a run's first suite run (``activities/testing.py`` keeps each run's under ``runs/``)."""
-    return run_dir / "runs" / "initial-1" / "report.json"
+    """The report of a run's first suite run (``activities/testing.py`` keeps each run's under
+    ``runs/<label>-<n>``; a retried one, after a lost worker, under the next ``n``: the last one read)."""
+    done = [p for p in (run_dir / "runs").glob("initial-*/report.json") if p.parent.name.split("-")[-1].isdigit()]
+    if not done:
+        raise GreenloopError(f"the run in {run_dir} has no first suite run's report", kind=ErrorKind.VALIDATION_ERROR)
+    return max(done, key=lambda p: int(p.parent.name.split("-")[-1]))
 
 
 @activity.defn

@@ -7,7 +7,8 @@ in this process (the mutants' repositories are on this machine). Without ``--fix
 model is asked): the figures are the fixer's first message's. ``--fix`` asks Claude (the run
 options: model, budget, attempts); ``--scripted-oracle`` answers every fixer with the reverse
 mutation from the scripted LLM, so the whole path runs without a key. Prints a table (or
-``--json``), and writes ``bench.json`` and ``bench.html``."""
+``--json``), and writes ``bench.json`` and ``bench.html``. ``greenloop bench resume ID`` goes on with a
+bench whose command stopped."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 from temporalio.client import WorkflowFailureError
+from temporalio.service import RPCError
 
 from ..activities.bench import BenchInput, BenchResult, oracle_scenario, prepare, write_scenario
 from ..activities.workspace import runs_root
@@ -45,6 +47,7 @@ from .runs import (
 app = typer.Typer(help="Measure Greenloop on your own repository.", no_args_is_help=True)
 
 POLL_S = 2.0
+INPUT_FILE = "bench-input.json"
 
 
 @app.command("mutants")
@@ -87,11 +90,33 @@ def mutants_command(
         raise fail(exc) from None
     inp = BenchInput(bench_id=bench_id, source=request.repo, out_dir=str(out_dir), clean_repo=str(clean), cases=cases,
                      request=request, concurrency=parallel, fix=fix)
-    finish(_bench(inp, scenario, address, namespace, as_json))
+    (out_dir / INPUT_FILE).write_text(inp.model_dump_json(indent=1))  # what `greenloop bench resume` reads
+    finish(_bench(inp, scenario, address, namespace, as_json, resume=False))
+
+
+@app.command("resume")
+def resume_command(
+    bench_id: Annotated[str, typer.Argument(help="The bench id `greenloop bench mutants` printed.")],
+    out: Annotated[Path | None, typer.Option("--out", help="The bench's directory, when --out placed it.")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Go on with a bench whose command stopped (Ctrl-C, a closed terminal, a crash): its workflow
+    and the mutants' runs pick up where they were, with a worker in this command again."""
+    out_dir = (out or runs_root() / bench_id).resolve()
+    try:
+        inp = BenchInput.model_validate_json((out_dir / INPUT_FILE).read_text())
+    except (OSError, ValueError):
+        raise fail(GreenloopError(f"no bench {bench_id} in {out_dir}", kind=ErrorKind.VALIDATION_ERROR,
+                                  suggestion="give the bench's directory with --out (where its bench-input.json "
+                                             "is)")) from None
+    scenario = out_dir / "oracle.yaml"
+    finish(_bench(inp, scenario if scenario.is_file() else None, address, namespace, as_json, resume=True))
 
 
 async def _bench(inp: BenchInput, scenario: Path | None, address: str | None, namespace: str | None,
-                 as_json: bool) -> int:
+                 as_json: bool, resume: bool) -> int:
     from ..worker import build_worker
 
     check_sandbox(inp.request.sandbox.backend, quiet=as_json)  # the mutants' runs run here
@@ -106,8 +131,16 @@ async def _bench(inp: BenchInput, scenario: Path | None, address: str | None, na
             stack.enter_context(scripted_llm(scenario))
         quiet_worker_logs()
         await stack.enter_async_context(build_worker(client, task_queue=queue))
-        handle = await client.start_workflow(BenchMutantsWorkflow.run, inp, id=inp.bench_id, task_queue=queue,
-                                             static_summary=f"mutants of {inp.source}")
+        if resume:
+            handle = client.get_workflow_handle_for(BenchMutantsWorkflow.run, inp.bench_id)
+            try:
+                await handle.describe()
+            except RPCError as exc:
+                raise GreenloopError(f"no bench {inp.bench_id} on the server ({exc.message})",
+                                     kind=ErrorKind.VALIDATION_ERROR) from None
+        else:
+            handle = await client.start_workflow(BenchMutantsWorkflow.run, inp, id=inp.bench_id, task_queue=queue,
+                                                 static_summary=f"mutants of {inp.source}")
         err_console.print(f"bench {inp.bench_id}")
         if link := run_link(inp.bench_id, client.namespace, embedded):
             err_console.print(f"Web UI: {link}")

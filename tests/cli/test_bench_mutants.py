@@ -5,8 +5,11 @@ typed errors people hit."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from tests.cli.test_run import greenloop
@@ -74,6 +77,36 @@ async def test_without_fix_the_runs_only_analyse_and_the_table_says_what_the_mes
         if r["kept"]:  # measured, no model asked: the run skipped what it could not fix
             assert r["in_message"] is True and r["rank"] == 1 and r["fixed"] is None and r["usage"]["calls"] == 0, r
             assert r["state"] == "completed"
+
+
+async def test_a_bench_whose_command_was_killed_is_resumed(temporal_env, tmp_path):
+    address = temporal_env.client.service_client.config.target_host
+    repo = committed(SAMPLE, tmp_path / "sample")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["XDG_DATA_HOME"] = str(tmp_path)
+    cmd = [sys.executable, "-m", "greenloop.cli.main", "bench", "mutants", str(repo), "--address", address,
+           "--sandbox", "bwrap", "--out", str(tmp_path / "bench"), "--count", "3", "--scripted-oracle"]
+    first = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert first.stderr is not None
+    bench_id = ""
+    for line in first.stderr:  # killed while the mutants' runs are under way
+        bench_id = line.split()[1] if line.startswith("bench ") else bench_id
+        if "0/3 mutants run" in line:
+            break
+    time.sleep(5)
+    first.kill()
+    first.wait()
+    assert bench_id and not (tmp_path / "bench" / "bench.json").exists()
+
+    done = greenloop("bench", "resume", bench_id, "--out", str(tmp_path / "bench"), "--address", address, "--json",
+                     data_home=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["bench_id"] == bench_id and len(result["results"]) == 3
+    assert result["totals"]["kept"] >= 1 and result["totals"]["fixed"] == result["totals"]["kept"], result["totals"]
+    unknown = greenloop("bench", "resume", "greenloop-bench-nothing", "--out", str(tmp_path / "none"),
+                        data_home=tmp_path)
+    assert unknown.returncode == 2 and "no bench greenloop-bench-nothing" in unknown.stderr
 
 
 def test_a_path_that_is_not_a_repository_is_refused(tmp_path):
