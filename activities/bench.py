@@ -136,24 +136,25 @@ class BenchResult(BaseModel):
     html_path: str
 
 
-def prepare(repo: Path, out_dir: Path, count: int, seed: int) -> tuple[Path, list[MutantCase]]:
-    """The project's last commit as a one-commit repository (``clean``) and ``count`` mutants of its
+def prepare(repo: Path, out_dir: Path, count: int, seed: int, ref: str = "HEAD") -> tuple[Path, list[MutantCase]]:
+    """The project's commit ``ref`` as a one-commit repository (``clean``) and ``count`` mutants of its
     source, each as its own one-commit repository; typed errors for a path that is not a git
-    repository and a project with nothing to mutate."""
+    repository (or has no such commit) and a project with nothing to mutate."""
     if not repo.is_dir():
         raise GreenloopError(f"{repo} does not exist or is not a directory", kind=ErrorKind.VALIDATION_ERROR,
                              suggestion="give the path of a git repository")
-    probe = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD"], capture_output=True,
-                           text=True, check=False)
+    probe = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"],
+                           capture_output=True, text=True, check=False)
     if probe.returncode != 0:
-        raise GreenloopError(f"{repo} is not a git repository with a commit: the mutants are made from its last "
-                             "commit", kind=ErrorKind.VALIDATION_ERROR,
-                             suggestion="run it on a git repository (git init && git add -A && git commit)")
+        raise GreenloopError(f"{repo} is not a git repository with a commit {ref}: the mutants are made from it",
+                             kind=ErrorKind.VALIDATION_ERROR,
+                             suggestion="run it on a git repository (git init && git add -A && git commit)"
+                             if ref == "HEAD" else "give --ref a branch, tag or commit of the repository")
     if out_dir.exists():
         shutil.rmtree(out_dir)
     clean = out_dir / "clean"
     clean.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", "HEAD"], capture_output=True,
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True,
                              check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(clean, filter="data")

@@ -58,7 +58,7 @@ def mutants_command(
     count: Annotated[int, typer.Option("--count", min=1, max=500, help="Mutants to make.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Which mutants (the same seed makes the same ones).")] = 1,
     fix: Annotated[bool, typer.Option("--fix", help="Drive the fixer on each kept mutant (Claude: "
-                                                    "ANTHROPIC_API_KEY, --model, --budget).")] = False,
+                                                    "ANTHROPIC_API_KEY, --model, --budget-usd).")] = False,
     scripted_oracle: Annotated[bool, typer.Option("--scripted-oracle", help="Fix with the scripted LLM answering "
                                                   "the reverse mutation (no key; implies --fix).")] = False,
     parallel: Annotated[int, typer.Option("--parallel", min=1, max=16, help="Mutants' runs at a time.")] = 2,
@@ -83,7 +83,8 @@ def mutants_command(
         bench_id = new_run_id(request.repo).replace("greenloop-", "greenloop-bench-", 1)
         out_dir = (out or runs_root() / bench_id).resolve()
         err_console.print(f"making {count} mutants of {escape(request.repo)} in {escape(str(out_dir))}")
-        clean, cases = prepare(Path(request.repo), out_dir, count, seed)
+        clean, cases = prepare(Path(request.repo), out_dir, count, seed, ref=request.ref or "HEAD")
+        request = request.model_copy(update={"ref": None})  # each mutant's repository has its one commit
         scenario = write_scenario(out_dir / "oracle.yaml", oracle_scenario(cases, bench_id)) \
             if scripted_oracle else None
     except GreenloopError as exc:

@@ -114,6 +114,9 @@ def test_a_path_that_is_not_a_repository_is_refused(tmp_path):
     shutil.copytree(SAMPLE, plain)
     done = greenloop("bench", "mutants", str(plain), "--out", str(tmp_path / "b"), data_home=tmp_path)
     assert done.returncode == 2 and "not a git repository" in done.stderr and "Traceback" not in done.stderr
+    repo = committed(SAMPLE, tmp_path / "sample")
+    no_ref = greenloop("bench", "mutants", str(repo), "--ref", "v9", "--out", str(tmp_path / "c"), data_home=tmp_path)
+    assert no_ref.returncode == 2 and "with a commit v9" in no_ref.stderr and "--ref" in no_ref.stderr
     missing = greenloop("bench", "mutants", str(tmp_path / "nowhere"), data_home=tmp_path)
     assert missing.returncode == 2 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr
 
