@@ -40,6 +40,7 @@ from ..git_command import git
 from ..llm.first_message import first_message
 from ..parsers.locate import SourceIndex
 from ..run_request import FixRequest
+from ..workspace.backups import slug
 from .errors import typed_errors
 from .testing import load_report
 
@@ -82,7 +83,11 @@ class TestMeasure(BaseModel):
     test: str
     in_message: bool
     rank: int | None
-    chars: int
+    chars: int  # the first message as the analysis builds it (before any analyzer findings)
+    # With --fix: the size of the first message the run's fixer was sent (the analyzer's findings in it),
+    # and whether it holds the very context measured here.
+    sent_chars: int | None = None
+    same_context: bool | None = None
 
 
 class MeasureInput(BaseModel):
@@ -244,9 +249,22 @@ def _measure(inp: MeasureInput) -> list[TestMeasure]:
     out: list[TestMeasure] = []
     for test in report.failing[:MAX_TESTS]:
         msg = first_message(Path(inp.case.repo), report, test, spectrum)
+        sent = _sent(run_dir, test.id)
         out.append(TestMeasure(test=test.id, in_message=msg.shows(m.file, m.line), rank=msg.rank(m.file, m.function),
-                               chars=len(msg.text)))
+                               chars=len(msg.text), sent_chars=len(sent) if sent is not None else None,
+                               same_context=msg.context.render() in sent if sent is not None else None))
     return out
+
+
+def _sent(run_dir: Path, test_id: str) -> str | None:
+    """The first message the run's fixer was sent for ``test_id`` (its first attempt's conversation,
+    ``activities/conversation.py``), when it asked one."""
+    path = run_dir / "conversations" / slug(test_id) / "attempt-1.json"
+    try:
+        content = json.loads(path.read_text())["messages"][0]["content"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return content if isinstance(content, str) else None
 
 
 def totals(results: list[MutantResult], fix: bool) -> dict[str, Any]:

@@ -50,6 +50,8 @@ async def test_the_oracle_fixes_every_kept_mutant_of_the_sample(temporal_env, tm
         assert r["in_message"] is True and r["rank"] == 1 and r["chars"] > 500, r
         assert r["fixed"] is True and r["state"] == "completed" and r["attempts"] == 1, r
         assert r["usage"]["input_tokens"] > 0 and r["seconds"] > 0
+        # the run's fixer was sent the very context measured, with the analyzer's findings added
+        assert all(t["same_context"] is True and t["sent_chars"] > t["chars"] for t in r["tests"]), r["tests"]
         # the mutant's run is an ordinary run that drove its failing tests to FIXED
         status = greenloop("status", r["run_id"], "--address", address, "--json", data_home=tmp_path)
         assert status.returncode == 0, status.stderr
