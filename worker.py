@@ -19,14 +19,15 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from . import sandbox, telemetry
-from .activities import analysis, batch, conversation, edits, environment, fixing, testing, workspace
+from .activities import analysis, batch, bench, conversation, edits, environment, fixing, testing, workspace
 from .activities.host import host_queue
 from .server.client import TASK_QUEUE, connect
 from .settings import settings
+from .workflows.bench import BenchMutantsWorkflow
 from .workflows.fix_one_test import FixOneTestWorkflow
 from .workflows.fix_suite import FixSuiteWorkflow
 
-WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow]
+WORKFLOWS = [FixSuiteWorkflow, FixOneTestWorkflow, BenchMutantsWorkflow]
 ACTIVITIES = [
     workspace.prepare_workspace, workspace.rebuild_workspace, workspace.record_result, workspace.finalize_run,
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
@@ -39,6 +40,7 @@ ACTIVITIES = [
     conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
     batch.check_batch, batch.accept_batch,
+    bench.measure_mutant, bench.write_bench_report,
 ]
 
 

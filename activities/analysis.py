@@ -10,11 +10,9 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
-from ..analysis.context import build_context
 from ..analysis.failure_analysis import analyze_report
-from ..analysis.localize import FailingTest, Localizer, Spectrum, failing_test
+from ..analysis.localize import Spectrum
 from ..analysis.note import AnalysisNote
-from ..analysis.patterns import classify
 from ..domain.attempts import AttemptRecord
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings
@@ -22,9 +20,9 @@ from ..domain.workspace import Workspace
 from ..llm import prompts
 from ..llm.agent import run_agent
 from ..llm.client import make_client
+from ..llm.first_message import pattern_note
 from ..llm.tools import Overlay
-from ..parsers.locate import SourceIndex
-from ..parsers.models import Status, TestReport, TestResult
+from ..parsers.models import Status, TestResult
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..runner.select import selected
@@ -36,9 +34,6 @@ from .heartbeat import heartbeating
 from .host import on_host
 from .llm_errors import provider_errors
 from .testing import load_report, load_statuses
-
-# Failing tests whose suspects are compared with a test's own (agreement).
-MAX_AGREEING = 200
 
 
 class SuiteAnalysisInput(BaseModel):
@@ -115,32 +110,14 @@ async def analyze_suite(inp: SuiteAnalysisInput) -> SuiteAnalysis:
 
 
 def _pattern_note(inp: AnalyzeInput) -> tuple[TestResult, AnalysisNote]:
-    """The failing test, classified, with its source context (no LLM)."""
-    root = Path(inp.workspace.path)
+    """The failing test, classified, with its source context (no LLM): the note the fixer's first
+    message is made of (``llm/first_message.py``)."""
     report = load_report(inp.failure_run.report_path)
     test = report.find(inp.test_id)
     if test is None:
         raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
-    index = SourceIndex(root)
-    files = set(index.files())
-    c = classify(test, files)
-    localizer, others = _localizer(index, report, files, Path(inp.workspace.run_dir))
-    context = build_context(root, test, c, localizer, others)
-    return test, AnalysisNote(
-        kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
-        error_site=f"{c.error_site.file}:{c.error_site.line}" if c.error_site else None,
-        expected=c.expected, actual=c.actual, context_markdown=context.render(),
-        suspects=context.suspects,
-    )
-
-
-def _localizer(index: SourceIndex, report: TestReport, files: set[str],
-               run_dir: Path) -> tuple[Localizer, list[FailingTest]]:
-    """Fault localization over the run's sources, with the suite's per-test coverage when it was
-    recorded, and the run's failing tests (whose shared suspects rank higher)."""
-    others = [failing_test(t, classify(t, files)) for t in report.failing[:MAX_AGREEING]]
-    localizer = Localizer.for_report(index, report, Spectrum.load(run_dir))
-    return localizer, others
+    note, _ = pattern_note(Path(inp.workspace.path), report, test, Spectrum.load(Path(inp.workspace.run_dir)))
+    return test, note
 
 
 def _analyzer_user(test: TestResult, note: AnalysisNote, inp: AnalyzeInput) -> str:

@@ -8,8 +8,9 @@ comparison or boolean flipped, an off-by-one, an operator or a constant changed,
 a statement removed), each run on the unchanged tree otherwise (the mutant is the only difference:
 no history to read). A mutant is kept when
 the suite passed before and fails at least one test after. For up to three failing tests of each
-kept mutant, the first message is built exactly as the analysis activity builds it (Python:
-with the per-test coverage the flaky-check run records) and checked:
+kept mutant, the first message is built by the code the analysis activity builds it with
+(``llm/first_message.py``, shared with ``greenloop bench mutants``; Python: with the per-test coverage
+the flaky-check run records) and checked:
 
 - recall: is the mutated line inside a code excerpt of the message;
 - rank: where the mutated line's function stands among the ranked suspects;
@@ -37,12 +38,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from greenloop.analysis.context import build_context  # noqa: E402
-from greenloop.analysis.localize import Localizer, Spectrum, failing_test  # noqa: E402
+from greenloop.analysis.localize import Spectrum  # noqa: E402
 from greenloop.analysis.mutants import sample  # noqa: E402
 from greenloop.analysis.note import AnalysisNote  # noqa: E402
 from greenloop.analysis.patterns import classify  # noqa: E402
 from greenloop.llm import prompts  # noqa: E402
+from greenloop.llm.first_message import first_message  # noqa: E402
 from greenloop.parsers import RunOutput, parse  # noqa: E402
 from greenloop.parsers.locate import SourceIndex  # noqa: E402
 from greenloop.runner import impact  # noqa: E402
@@ -80,23 +81,19 @@ def load_baseline(rev: str):
     return module.build_context
 
 
-def first_message(root: Path, report, test, spectrum, baseline) -> tuple[str, list]:
-    index = SourceIndex(root)
-    files = set(index.files())
-    c = classify(test, files)
-    if baseline is not None:
-        ctx = baseline(root, test, c)
-        suspects = []
-    else:
-        others = [failing_test(t, classify(t, files)) for t in report.failing[:200]]
-        loc = Localizer.for_report(index, report, spectrum)
-        ctx = build_context(root, test, c, loc, others)
-        suspects = ctx.suspects
+def measure_message(root: Path, report, test, spectrum, baseline, m) -> tuple[bool, int | None, int]:
+    """(is the mutated line shown, its function's rank, the message's size) in the fixer's first
+    message for ``test``: the run's own (``llm/first_message.py``), or ``baseline``'s."""
+    if baseline is None:
+        msg = first_message(root, report, test, spectrum)
+        return msg.shows(m.file, m.line), msg.rank(m.file, m.function), len(msg.text)
+    c = classify(test, set(SourceIndex(root).files()))
+    ctx = baseline(root, test, c)
     note = AnalysisNote(kind=c.kind.value, evidence=c.evidence, suggestion=c.suggestion,
                         error_site=f"{c.error_site.file}:{c.error_site.line}" if c.error_site else None,
                         expected=c.expected, actual=c.actual, context_markdown=ctx.render())
-    message = prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, note, [])
-    return message, [(s.file, s.start_line, s.end_line) for s in ctx.snippets], suspects
+    text = prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, note, [])
+    return any(s.file == m.file and s.start_line <= m.line <= s.end_line for s in ctx.snippets), None, len(text)
 
 
 def measure(p: Project, work: Path, count: int, seed: int, baseline) -> list[dict]:
@@ -134,13 +131,10 @@ def measure(p: Project, work: Path, count: int, seed: int, baseline) -> list[dic
             if not failing:
                 continue
             for test in failing[:3]:
-                message, shown, suspects = first_message(root, report, test, spectrum, baseline)
-                found = any(f == m.file and a <= m.line <= b for f, a, b in shown)
-                rank = next((i + 1 for i, s in enumerate(suspects) if (s.file, s.function) == (m.file, m.function)),
-                            None)
+                found, rank, chars = measure_message(root, report, test, spectrum, baseline, m)
                 rows.append({"project": p.name, "mutant": number, "file": m.file, "line": m.line,
                              "operator": m.operator, "test": test.id, "found": found, "rank": rank,
-                             "chars": len(message), "failing": len(failing)})
+                             "chars": chars, "failing": len(failing)})
         finally:
             path.write_text(original)
     return rows

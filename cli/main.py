@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .. import telemetry
-from . import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
+from . import analyze, bench, corpus, parse, project, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
     name="greenloop",
@@ -32,6 +32,7 @@ app.command("server")(server.server_command)
 app.command("worker")(server.worker_command)
 app.add_typer(schedule.app, name="schedule")
 app.add_typer(schema.app, name="schema")
+app.add_typer(bench.app, name="bench")
 app.command("test")(test.test_command)
 app.command("parse")(parse.parse_command)
 app.command("analyze")(analyze.analyze_command)
