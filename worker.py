@@ -36,7 +36,7 @@ ACTIVITIES = [
     fixing.propose_fix,
     conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
-    batch.check_batch, batch.accept_batch,
+    batch.check_batch, batch.accept_batch, batch.rebase_batch,
 ]
 
 

@@ -66,6 +66,10 @@ class RunSummary(BaseModel):
     still_failing: list[str] = Field(default_factory=list)
     regressions_prevented: int = 0
     attempts: int = 0
+    # Validation queue: fixes put on files that a fix accepted meanwhile changed, by a three-way merge
+    # (``rebased``), and those whose merge conflicted, sent back to the model with the conflict (``reasked``).
+    rebased: int = 0
+    reasked: int = 0
     usage: Usage = Field(default_factory=Usage)
     initial: Totals | None = None
     final: Totals | None = None

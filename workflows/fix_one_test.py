@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.answers import Answer, AnswerChoice
     from ..domain.attempts import AttemptRecord
     from ..domain.candidates import Candidate
+    from ..domain.changes import FileChange
     from ..domain.edits import EditSet
     from ..domain.llm import LLMSettings, Usage
     from ..domain.states import FixState, Verdict
@@ -308,7 +309,7 @@ class FixOneTestWorkflow:
 
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                                     failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm())
+                                     failure_run=inp.failure_run, attempts=self._earlier(number), llm=self._llm())
         note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
@@ -321,7 +322,7 @@ class FixOneTestWorkflow:
         self._set(FixState.FIXING)
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
-                             attempts=self._attempts[:-1], llm=self._llm())
+                             attempts=self._earlier(number), llm=self._llm())
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         if proposal.edit_set is None:
@@ -330,7 +331,7 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, proposal.escalate
         record.rationale = proposal.edit_set.rationale
         if inp.queue:
-            return await self._queued(number, record, proposal.edit_set)
+            return await self._queued(number, record, proposal.edit_set, proposal.changes)
 
         applied = await host_activity(
             edit_acts.apply_edits,
@@ -351,7 +352,13 @@ class FixOneTestWorkflow:
             await self._rollback(number)
         return verdict, False
 
-    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet) -> tuple[Verdict, bool]:
+    def _earlier(self, number: int) -> list[AttemptRecord]:
+        """What the attempt ``number`` is told of: the earlier attempts, and this one's own
+        proposals the run sent back to be made again (with the conflict that stopped each)."""
+        return self._attempts[:-1] + [r for r in self._remade if r.number == number]
+
+    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet,
+                      changes: list[FileChange]) -> tuple[Verdict, bool]:
         """Validation queue: send the candidate to the run and wait for its verdict.
         Nothing is applied here: the run applies a fix to the workspace once its batch passed."""
         record.diff, record.files = edit_set.diff[-20_000:], [e.path for e in edit_set.edits]
@@ -360,7 +367,7 @@ class FixOneTestWorkflow:
         assert parent is not None, "a queued test is always a child of its run"
         # By name: the run's module imports this one.
         await workflow.get_external_workflow_handle(parent.workflow_id).signal(CANDIDATE_SIGNAL, Candidate(
-            test_id=self._test_id, attempt=number, edit_set=edit_set, started_at=self._attempt_started))
+            test_id=self._test_id, attempt=number, changes=changes, started_at=self._attempt_started))
         await workflow.wait_condition(lambda: number in self._verdicts)
         verdict = self._verdicts.pop(number)
         if verdict.stale:  # written on files a fix accepted meanwhile changed: made again, not counted
