@@ -91,7 +91,7 @@ class FixOneTestWorkflow:
         self._waiting = False  # ESCALATED and waiting for a person's answer
         self._note = ""  # what the last state change said
         self._ignored: list[str] = []  # answers by signal that the state could not take
-        self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
+        self._changes: dict[int, list[FileChange]] = {}  # attempt -> the changes it applied (compact)
         self._host_lost: HostLost | None = None
         self._verdicts: dict[int, QueueVerdict] = {}  # validation queue: attempt -> the run's verdict
         self._passes_now: str | None = None  # validation queue: why the test passes without a fix of its own
@@ -339,7 +339,7 @@ class FixOneTestWorkflow:
             inp.workspace, inp.request, quick_options(inp.request.heartbeat_timeout_s),
         )
         self._applied_attempt = number
-        self._edit_sets[number] = proposal.edit_set
+        self._changes[number] = proposal.changes
         record.diff, record.files = applied.diff, applied.files
 
         self._set(FixState.VALIDATING)
@@ -382,7 +382,7 @@ class FixOneTestWorkflow:
                              + (f" ({verdict.reason})" if verdict.reason else ""))
         if verdict.verdict is Verdict.PASS:
             self._applied_attempt = number
-            self._edit_sets[number] = edit_set
+            self._changes[number] = changes
         elif verdict.verdict is Verdict.REGRESSION:
             self._regressions_prevented += 1
         return verdict.verdict, False
@@ -452,7 +452,7 @@ class FixOneTestWorkflow:
             regressions_prevented=self._regressions_prevented, answer=self._answer,
             applied_attempt=self._applied_attempt if self._state == FixState.FIXED else None,
             suite_after=self._suite_after if self._state == FixState.FIXED else None,
-            applied_edit_set=self._edit_sets.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
+            applied_changes=self._changes.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
             host_lost=self._host_lost.reason if self._host_lost else None,
             host_queue=self._host_lost.queue if self._host_lost else None,
             remade=list(self._remade),

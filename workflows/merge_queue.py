@@ -75,6 +75,7 @@ class QueueDriver(Driver):
         self._pending: list[Candidate] = []  # candidates waiting for a batch, in arrival order
         self._waiting: set[str] = set()  # tests whose child waits for a verdict
         self._accepted_in: dict[str, tuple[int, int]] = {}  # test -> (batch, attempt) that accepted its fix
+        self._rebased: dict[str, int] = {}  # test -> the batch its fix was last rebased for
         self._queue_changed = 0
         self._closing = False
         self._in_flight = 0  # children running (proposing, or waiting for a verdict)
@@ -151,6 +152,9 @@ class QueueDriver(Driver):
             self.run.views[test_id].history.append(self._along[test_id])
         if test_id in self._accepted_in:
             batch = self._accepted_in[test_id][0]
+            if self._rebased.get(test_id) == batch:
+                self.run.views[test_id].history.append(
+                    "fix rebased (three-way merge) onto files changed by a fix accepted since it was written")
             self.run.views[test_id].history.append(f"fix accepted in batch {batch}")
 
     # --- the validator: batches, bisection, verdicts ----------------------------------------
@@ -233,9 +237,7 @@ class QueueDriver(Driver):
         summary.rebased += len(rebased.rebased)
         summary.reasked += len(rebased.conflicts)
         for t in rebased.rebased:
-            self.run.views[t].history.append(f"fix rebased onto files changed by an accepted fix (batch {n})")
-        for t in rebased.conflicts:
-            self.run.views[t].history.append(f"fix conflicts with an accepted fix: asked again (batch {n})")
+            self._rebased[t] = n
         await asyncio.gather(*(self._tell(QueueVerdict(
             test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, stale=True, batch=n,
             reason=rebased.conflicts[c.test_id])) for c in batch if c.test_id in rebased.conflicts))
