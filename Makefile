@@ -1,18 +1,21 @@
 # The README's commands. Each sets up what it needs first (scripts/setup.sh is
 # idempotent: a second run installs nothing).
-.PHONY: demo test test-parallel check lint typecheck setup
+.PHONY: demo test test-serial check lint typecheck setup
 
 # Test processes: most tests wait on subprocesses (sandboxed suites, dev servers,
 # package managers), so a 2-core machine runs 4 well. One Temporal dev server
 # serves them all (tests/conftest.py).
 WORKERS ?= 4
-# The whole suite (CI: .ci/run), in one pytest run that prints its own summary. It runs
-# serially: under xdist (`make test-parallel`) a worker-loss test once waited past its
-# timeout while the others queued behind it, so CI keeps the run that is known to end.
-PYTEST_ALL = .venv/bin/pytest -q
-# --dist loadgroup keeps an xdist_group on one worker: tests/conftest.py puts the
-# tests whose timing is part of what they check in one, and runs each alone.
-PYTEST_PARALLEL = .venv/bin/pytest -q -n $(WORKERS) --dist loadgroup
+# The whole suite (CI: .ci/run), in one pytest run that prints its own summary, on
+# $(WORKERS) xdist workers sharing one dev server. --dist loadgroup keeps an
+# xdist_group on one worker: tests/conftest.py puts the tests whose timing is part
+# of what they check in one, and runs each alone. A test past its timeout (300 s)
+# has its worker's stacks dumped and the worker killed (timeout_method=thread): it
+# fails, xdist starts another worker, the run goes on and ends. The slowest tests
+# are listed at the end.
+PYTEST_PARALLEL = .venv/bin/pytest -q -n $(WORKERS) --dist loadgroup -o timeout_method=thread --durations=15
+# One process, in order (no xdist), for a run to compare against.
+PYTEST_SERIAL = .venv/bin/pytest -q
 # The fast lane (lint, then the unit-level tests of parsers, runner, analysis,
 # LLM, workspace and settings): -m "not slow" leaves out every test that drives
 # real runs (tests/conftest.py marks them: workflows, cli, live, realworld, webui,
@@ -29,11 +32,11 @@ test:
 	@bash scripts/setup.sh test
 	@.venv/bin/ruff check .
 	@.venv/bin/pyright
-	@$(PYTEST_ALL)
-
-test-parallel:
-	@bash scripts/setup.sh test
 	@$(PYTEST_PARALLEL)
+
+test-serial:
+	@bash scripts/setup.sh test
+	@$(PYTEST_SERIAL)
 
 lint: setup
 	@.venv/bin/ruff check .

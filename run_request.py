@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .domain.answers import AnswerChoice
-from .domain.llm import LLMSettings
+from .domain.llm import LLMSettings, concurrency_for
 from .sandbox.models import SandboxSettings
 
 
@@ -57,7 +57,8 @@ class FixRequest(ProjectRequest):
     max_attempts: int = Field(default=3, ge=1, le=10)
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
-    concurrency: int = Field(default=1, ge=1, le=16)
+    # Tests fixed at once; None: derived from the model's request limit (``in_flight``).
+    concurrency: int | None = Field(default=None, ge=1, le=16)
     # How fixes are validated: "queue", the default (candidates validated in batches, one full-suite
     # run per batch, a failing batch bisected: workflows/merge_queue.py), or "each" (every attempt
     # runs its test alone and the full suite itself). Batches hold at most ``max_batch`` fixes.
@@ -82,3 +83,9 @@ class FixRequest(ProjectRequest):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     push: str | None = None  # push the run's branch to this remote of the repository (or URL) when tests were fixed
     pull_request: bool = False  # write pr.md and open a pull request with gh (needs push)
+
+    @property
+    def in_flight(self) -> int:
+        """Tests fixed at once: ``concurrency`` as asked, else as many as the model's
+        request limit keeps busy (``domain.llm.concurrency_for``)."""
+        return self.concurrency or concurrency_for(self.llm.requests_per_minute)

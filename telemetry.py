@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -28,7 +29,14 @@ from opentelemetry import trace
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import MetricMeter
-from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.runtime import (
+    LogForwardingConfig,
+    LoggingConfig,
+    PrometheusConfig,
+    Runtime,
+    TelemetryConfig,
+    TelemetryFilter,
+)
 
 from .domain.llm import Usage
 
@@ -91,10 +99,25 @@ def attempt_of(label: str) -> int | None:
 # --- metrics ----------------------------------------------------------------------
 
 
+def core_logging() -> LoggingConfig:
+    """The SDK core's own log lines (its Rust side: "workflow task duration exceeded",
+    retried polls) forwarded to Python's logger ``temporalio.core``, so they go where the
+    process sends its logs (stderr, or nowhere below ERROR in the CLI): by default the core
+    prints them on stdout, into the middle of ``greenloop run --json``'s summary."""
+    return LoggingConfig(filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+                         forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core")))
+
+
+def forward_core_logs() -> None:
+    """Make the process's default Temporal runtime one whose core logs are forwarded
+    (``core_logging``); call it before the first client is made."""
+    Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=core_logging())), error_if_already_set=False)
+
+
 def metrics_runtime(port: int, host: str = "0.0.0.0") -> Runtime:
-    """A Temporal runtime serving Prometheus metrics on ``host:port``."""
-    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=f"{host}:{port}",
-                                                                     counters_total_suffix=True)))
+    """A Temporal runtime serving Prometheus metrics on ``host:port`` (core logs forwarded)."""
+    return Runtime(telemetry=TelemetryConfig(logging=core_logging(), metrics=PrometheusConfig(
+        bind_address=f"{host}:{port}", counters_total_suffix=True)))
 
 
 def _meter() -> MetricMeter:

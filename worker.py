@@ -32,9 +32,11 @@ ACTIVITIES = [
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
     testing.plan_tests, environment.set_up_environment, testing.run_suite, testing.run_single_test,
     analysis.analyze_suite, analysis.analyze_failure,
-    analysis.start_analysis, conversation.analyzer_turn, conversation.analyzer_tools, analysis.finish_analysis,
+    analysis.start_analysis, conversation.analyzer_turn, conversation.analyzer_tools, conversation.analyzer_run,
+    analysis.finish_analysis,
     fixing.propose_fix,
-    conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.finish_fix,
+    conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.fixer_run,
+    conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
     batch.check_batch, batch.accept_batch, batch.rebase_batch,
 ]

@@ -25,10 +25,12 @@ from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport, TestResult
+from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..runner.select import selected
+from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
-from .conversation import Conversation, begin, final_text, load_conversation
+from .conversation import Conversation, begin, final_text, hands_for, load_conversation
 from .errors import typed_errors
 from .heartbeat import heartbeating
 from .host import on_host
@@ -69,6 +71,9 @@ class AnalyzeInput(BaseModel):
     failure_run: SuiteRun
     attempts: list[AttemptRecord]
     llm: LLMSettings
+    # The run's plan and sandbox: where the analyzer's run_tests and bash calls run (on a scratch copy).
+    plan: SuitePlan | None = None
+    sandbox: SandboxSettings | None = None
 
 
 class AnalysisStart(BaseModel):
@@ -183,7 +188,9 @@ async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
     start = begin(inp.workspace.run_dir, f"analysis-{attempt}", Conversation(
         role="analyzer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=attempt,
         system=prompts.ANALYZER_SYSTEM, allow_production=False,
-        messages=[{"role": "user", "content": _analyzer_user(test, note, inp)}]))
+        messages=[{"role": "user", "content": _analyzer_user(test, note, inp)}],
+        hands=hands_for("analyzer", attempt, inp.workspace, inp.test_id, inp.failure_run, inp.llm, inp.plan,
+                        inp.sandbox)))
     return AnalysisStart(note=note, ref=start.ref)
 
 
@@ -193,5 +200,6 @@ async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
 async def finish_analysis(inp: FinishAnalysisInput) -> AnalysisNote:
     """The pattern analysis completed with the analyzer's findings (its last text)."""
     conv = load_conversation(inp.ref)
-    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000]})
+    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000],
+                                       "test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
     return _completed(inp.workspace.run_dir, inp.test_id, note)

@@ -28,14 +28,19 @@ from .. import telemetry
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings, Usage
 from ..domain.workspace import Workspace
-from ..llm import prompts
-from ..llm.agent import model_turn, run_tools
+from ..llm import prompts, sandbox_tools
+from ..llm.agent import model_turn, tool_result, tool_results
 from ..llm.client import make_client
+from ..llm.sandbox_tools import Counts, Hands
 from ..llm.tools import Overlay
+from ..runner.plan import SuitePlan
+from ..runner.runs import SuiteRun
+from ..sandbox.models import SandboxSettings
 from ..workspace.backups import atomic_write, slug
 from ..workspace.events import log_event
 from .errors import typed_errors
 from .fixing import FixInput, FixProposal, proposal_from
+from .heartbeat import heartbeating
 from .host import on_host, require_file
 from .llm_errors import provider_errors
 from .testing import load_report
@@ -67,9 +72,15 @@ class ModelTurnResult(BaseModel):
 
 
 class ToolsInput(BaseModel):
+    """Tool calls of one model turn to run: ``first`` to ``last`` (exclusive; None: to the end).
+    The editor's and search's calls run together; each sandboxed call (``run_tests``, ``bash``)
+    is an activity of its own, with a test run's timeouts."""
+
     workspace: Workspace
     ref: str
     turn: int
+    first: int = 0
+    last: int | None = None
 
 
 class FinishFixInput(BaseModel):
@@ -100,6 +111,9 @@ class Conversation(BaseModel):
     calls: list[str] = Field(default_factory=list)
     turns: list[ModelTurnResult] = Field(default_factory=list[ModelTurnResult])
     text: str = ""  # the model's last text
+    hands: Hands | None = None  # what its sandboxed tools need (None: it has none)
+    counts: Counts = Field(default_factory=Counts)  # its sandboxed calls that ran
+    pending: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])  # this turn's results so far
 
     @property
     def allow_edits(self) -> bool:
@@ -127,6 +141,17 @@ def final_text(conv: Conversation, stop: str) -> str:
     return conv.text if stop != "max_turns" else ""
 
 
+def hands_for(role: str, attempt: int, ws: Workspace, test_id: str, failure_run: SuiteRun, llm: LLMSettings,
+              plan: SuitePlan | None, sandbox: SandboxSettings | None) -> Hands | None:
+    """What a conversation's sandboxed tools need (None without the run's plan and sandbox,
+    or when the settings allow no test run and no command)."""
+    if plan is None or sandbox is None or not (llm.max_test_runs or llm.max_commands):
+        return None
+    return Hands(plan=plan, sandbox=sandbox, report_path=failure_run.report_path, test_id=test_id,
+                 run_dir=ws.run_dir, role=role, attempt=attempt, max_test_runs=llm.max_test_runs,
+                 max_commands=llm.max_commands)
+
+
 def _overlay(root: Path, conv: Conversation) -> Overlay:
     overlay = Overlay(root, allow_production=conv.allow_production)
     overlay.changes, overlay.malformed, overlay.refused = dict(conv.changes), list(conv.malformed), list(conv.refused)
@@ -148,7 +173,9 @@ async def start_fix(inp: FixInput) -> ConversationStart:
     return begin(inp.workspace.run_dir, f"attempt-{inp.attempt}", Conversation(
         role="fixer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=inp.attempt,
         system=prompts.fixer_system(inp.llm.allow_production_edits), allow_production=inp.llm.allow_production_edits,
-        messages=[{"role": "user", "content": user}]))
+        messages=[{"role": "user", "content": user}],
+        hands=hands_for("fixer", inp.attempt, inp.workspace, inp.test_id, inp.failure_run, inp.llm, inp.plan,
+                        inp.sandbox)))
 
 
 async def _model_call(inp: TurnInput) -> ModelTurnResult:
@@ -161,7 +188,7 @@ async def _model_call(inp: TurnInput) -> ModelTurnResult:
                              path=inp.ref)
     client = make_client(inp.llm, role=conv.role, context=conv.context)
     with telemetry.span(SPANS[conv.role], role=conv.role, test_id=conv.test_id, attempt=conv.attempt):
-        step = await model_turn(client, inp.llm, conv.system, conv.messages)
+        step = await model_turn(client, inp.llm, conv.system, conv.messages, sandbox_tools.declarations(conv.hands))
     result = ModelTurnResult(usage=step.usage, stop=step.stop, tool_calls=[u["name"] for u in step.tool_uses])
     conv.messages.append(step.message)
     conv.turns.append(result)
@@ -170,16 +197,55 @@ async def _model_call(inp: TurnInput) -> ModelTurnResult:
     return result
 
 
-async def _tool_calls(inp: ToolsInput) -> None:
-    """Run a model turn's tool calls against the overlay (once), results appended."""
+def _turn_uses(inp: ToolsInput) -> tuple[Conversation, list[dict[str, Any]]] | None:
+    """The conversation and its last turn's tool calls, or None when their results are in already
+    (applied before a worker died)."""
     conv = load_conversation(inp.ref)
     if len(conv.messages) >= 2 * inp.turn + 1:
-        return  # applied before its worker died
-    overlay = _overlay(Path(inp.workspace.path), conv)
-    uses = [b for b in conv.messages[-1]["content"] if b.get("type") == "tool_use"]
-    conv.messages.append(run_tools(overlay, uses, conv.allow_edits, conv.calls))
-    conv.changes, conv.malformed, conv.refused = overlay.changes, overlay.malformed, overlay.refused
+        return None
+    return conv, [b for b in conv.messages[-1]["content"] if b.get("type") == "tool_use"]
+
+
+def _answered(inp: ToolsInput, conv: Conversation, uses: list[dict[str, Any]]) -> None:
+    """Save the results so far; once every call of the turn has one, they are the next user message."""
+    if len(conv.pending) >= len(uses):
+        conv.messages.append({"role": "user", "content": conv.pending})
+        conv.pending = []
     _save(inp.ref, conv)
+
+
+async def _tool_calls(inp: ToolsInput) -> None:
+    """Run tool calls of a model turn against the overlay (once), their results kept."""
+    found = _turn_uses(inp)
+    if found is None:
+        return
+    conv, uses = found
+    last = len(uses) if inp.last is None else inp.last
+    first = max(inp.first, len(conv.pending))  # (those before were answered before a worker died)
+    overlay = _overlay(Path(inp.workspace.path), conv)
+    conv.pending += tool_results(overlay, uses[first:last], conv.allow_edits, conv.calls)
+    conv.changes, conv.malformed, conv.refused = overlay.changes, overlay.malformed, overlay.refused
+    _answered(inp, conv, uses)
+
+
+async def _sandbox_call(inp: ToolsInput) -> None:
+    """Run the turn's sandboxed tool call ``first`` (once) on a scratch copy with the overlay's edits."""
+    found = _turn_uses(inp)
+    if found is None:
+        return
+    conv, uses = found
+    if len(conv.pending) > inp.first:
+        return  # answered before its worker died
+    use = uses[inp.first]
+    conv.calls.append(use["name"])
+    if conv.hands is None:
+        out, is_error = f"error: {use['name']} is not available in this conversation", True
+    else:
+        async with heartbeating(f"running {use['name']}"):
+            out, is_error = await sandbox_tools.call(conv.hands, use["name"], use["input"], Path(inp.workspace.path),
+                                                     conv.changes, conv.counts, activity.heartbeat)
+    conv.pending.append(tool_result(use, out, is_error))
+    _answered(inp, conv, uses)
 
 
 def _role_activity(step: Callable[[In], Awaitable[R]], role: str, kind: str) -> Callable[[In], Awaitable[R]]:
@@ -201,6 +267,9 @@ fixer_turn = _role_activity(_model_call, "fixer", "turn")
 fixer_tools = _role_activity(_tool_calls, "fixer", "tools")
 analyzer_turn = _role_activity(_model_call, "analyzer", "turn")
 analyzer_tools = _role_activity(_tool_calls, "analyzer", "tools")
+# One sandboxed tool call (run_tests, bash) of a role's conversation: long, heartbeating.
+fixer_run = _role_activity(_sandbox_call, "fixer", "run")
+analyzer_run = _role_activity(_sandbox_call, "analyzer", "run")
 
 
 @activity.defn
@@ -215,5 +284,6 @@ async def finish_fix(inp: FinishFixInput) -> FixProposal:
                              test.file if test else None)
     log_event(fix.workspace.run_dir, "fix_proposed", test=fix.test_id, attempt=fix.attempt,
               files=[e.path for e in proposal.edit_set.edits] if proposal.edit_set else [],
-              failure=proposal.failure_reason, tool_calls=conv.calls, turns=len(conv.turns))
-    return proposal
+              failure=proposal.failure_reason, tool_calls=conv.calls, turns=len(conv.turns),
+              test_runs=conv.counts.test_runs, commands=conv.counts.commands)
+    return proposal.model_copy(update={"test_runs": conv.counts.test_runs, "commands": conv.counts.commands})

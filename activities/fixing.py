@@ -28,6 +28,7 @@ from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
+from ..sandbox.models import SandboxSettings
 from ..workspace.changes import Bases
 from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
@@ -48,6 +49,8 @@ class FixProposal(BaseModel):
     failure_reason: str | None = None  # malformed answer, rejected edit, no edit...
     escalate: bool = False  # the policy says a person must look (fake-fix policy "escalate")
     usage: Usage = Field(default_factory=Usage)
+    test_runs: int = 0  # the tests the fixer ran mid-conversation (its run_tests calls that ran)
+    commands: int = 0  # the sandboxed commands it ran (its bash calls that ran)
 
 
 class FixInput(BaseModel):
@@ -60,6 +63,7 @@ class FixInput(BaseModel):
     analysis: AnalysisNote
     attempts: list[AttemptRecord]
     llm: LLMSettings
+    sandbox: SandboxSettings | None = None  # the run's: where the fixer's run_tests and bash calls run
 
 
 def _diff(root: Path, overlay: Overlay) -> str:

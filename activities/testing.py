@@ -23,11 +23,11 @@ from ..parsers.models import Status, TestReport
 from ..run_request import ProjectRequest
 from ..runner import impact
 from ..runner.execute import run_tests
-from ..runner.plan import SuitePlan, fill_single_test
+from ..runner.plan import SuitePlan
 from ..runner.plan import plan_tests as make_plan
 from ..runner.readable import unreadable_reason
 from ..runner.runs import SingleRun, SuiteRun
-from ..runner.select import single_test_command
+from ..runner.select import tests_command
 from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
 from .errors import typed_errors
@@ -191,11 +191,7 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
                              kind=ErrorKind.VALIDATION_ERROR)
     out = out_dir(ws, inp.label)
     plan = inp.plan
-    try:
-        command = fill_single_test(plan.single_test_command, failure.id, failure.file) \
-            if plan.single_test_command else single_test_command(plan, failure)
-    except GreenloopError:
-        command = plan.test_command  # no precise selector: the whole suite decides
+    command = tests_command(plan, [failure])  # no precise selector: the whole suite decides
     with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.test_id,
                         attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
         run = await run_tests(plan, Path(ws.path), out, inp.sandbox, heartbeat_message, command=command)

@@ -22,3 +22,5 @@ class AnalysisNote(BaseModel):
     suspects: list[Suspect] = Field(default_factory=list)
     llm_analysis: str = ""
     usage: Usage = Field(default_factory=Usage)
+    test_runs: int = 0  # the tests the analyzer ran mid-conversation (on a scratch copy)
+    commands: int = 0  # the sandboxed commands it ran

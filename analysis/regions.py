@@ -13,6 +13,7 @@ frame.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from functools import lru_cache
 
@@ -75,8 +76,9 @@ _DEFINITIONS = [
                r"\s*=\s*(?:async\s+)?function\b"),
     # JS: export default function (...) / export default (...) =>
     re.compile(r"^\s*export\s+(?P<name>default)\s+(?:async\s+)?(?:function\b|\([^)]*\)\s*=>)"),
-    # Java/C#/C/C++: [modifiers] Type name(args) [const] [throws X] {
-    re.compile(r"^\s*(?:[\w<>\[\],.*&:?]+\s+)+(?P<name>[\w~]+)\s*\([^;{]*\)\s*(?:const\s*)?(?:noexcept\s*)?"
+    # Java/C#/C/C++: [modifiers] Type name(args) [const] [throws X] {  (never a statement: return f(x) {)
+    re.compile(r"^\s*(?!(?:return|else|new|throw|await|yield|case|go|defer|delete|typeof|sizeof)\b)"
+               r"(?:[\w<>\[\],.*&:?]+\s+)+(?P<name>[\w~]+)\s*\([^;{]*\)\s*(?:const\s*)?(?:noexcept\s*)?"
                r"(?:throws\s+[\w.,\s]+)?\{?\s*$"),
 ]
 _RUBY_DEF = re.compile(r"^(?P<indent>\s*)def\s+(?:self\.)?(?P<name>[\w?!=\[\]<>+\-*/%]+)")
@@ -192,8 +194,9 @@ def _braces(file: str, lines: list[str]) -> list[Region]:
     """Definition lines whose block is closed by matching braces."""
     out: list[Region] = []
     stripped = blank_strings_and_comments(lines)
+    suffix = posixpath.splitext(file)[1]
     for i, code in enumerate(stripped):
-        name = _definition_name(code)
+        name = _definition_name(code, suffix)
         if name is None:
             continue
         end = _block_end(stripped, i)
@@ -202,10 +205,14 @@ def _braces(file: str, lines: list[str]) -> list[Region]:
     return out
 
 
-def _definition_name(code: str) -> str | None:
+# A language whose functions have one definition form is read with that form alone.
+_OWN_DEFINITIONS = {".go": _DEFINITIONS[:1], ".rs": _DEFINITIONS[1:2]}
+
+
+def _definition_name(code: str, suffix: str = "") -> str | None:
     if not code.strip() or code.rstrip().endswith(";"):
         return None
-    for pattern in _DEFINITIONS:
+    for pattern in _OWN_DEFINITIONS.get(suffix, _DEFINITIONS):
         m = pattern.match(code)
         if m and m.group("name") not in _KEYWORDS:
             return m.group("name")

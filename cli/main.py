@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from .. import telemetry
 from . import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
 
 app = typer.Typer(
@@ -12,6 +13,14 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def main() -> None:
+    """Drive a repository with failing tests back to green."""
+    telemetry.forward_core_logs()  # the SDK core's warnings never reach stdout (--json)
+
+
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
 app.command("watch")(runs.watch_command)

@@ -212,6 +212,8 @@ def run_command(
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
                    if "API" in exc.message else exc.context.get("suggestion")) from None
+    if scripted is not None:  # the scripted model has no request limit
+        request = request.model_copy(update={"llm": request.llm.model_copy(update={"requests_per_minute": None})})
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 

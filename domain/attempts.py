@@ -21,5 +21,14 @@ class AttemptRecord(BaseModel):
     reason: str = ""
     files: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)  # what this attempt's model calls cost (analysis and fix)
+    # What the analyzer and the fixer ran mid-conversation: test runs (run_tests) and sandboxed commands (bash).
+    test_runs: int = 0
+    commands: int = 0
     # Fault localization's ranked suspects for this attempt's failure, best first (the first message showed them).
     suspects: list[Suspect] = Field(default_factory=list[Suspect])
+
+    def ran(self) -> str:
+        """What the attempt's conversations ran, as the reports say it ("" when nothing)."""
+        parts = [f"{n} {what}" + ("s" if n != 1 else "") for n, what in
+                 ((self.test_runs, "test run"), (self.commands, "command")) if n]
+        return f"Ran mid-conversation: {' and '.join(parts)}." if parts else ""

@@ -66,10 +66,11 @@ class ModelTurn(BaseModel):
     tool_uses: list[dict[str, Any]]
 
 
-def tool_list(model: str) -> list[dict[str, Any]]:
-    """Anthropic's text-editor tool for ``model`` and the search tool; the analyzer gets the same
-    tools, and its edit commands are answered with an error (``allow_edits``)."""
-    return _cached_tools([editor.declaration(model), SEARCH_TOOL])
+def tool_list(model: str, more: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Anthropic's text-editor tool for ``model`` and the search tool, then ``more`` (the sandboxed
+    tools, ``llm/sandbox_tools.py``); the analyzer gets the same tools, and its edit commands are
+    answered with an error (``allow_edits``)."""
+    return _cached_tools([editor.declaration(model), SEARCH_TOOL, *(more or [])])
 
 
 def system_blocks(system: str) -> list[dict[str, Any]]:
@@ -77,12 +78,12 @@ def system_blocks(system: str) -> list[dict[str, Any]]:
 
 
 async def model_turn(client: Any, settings: LLMSettings, system: str,
-                     messages: list[dict[str, Any]]) -> ModelTurn:
-    """Ask the model once, with the conversation so far."""
+                     messages: list[dict[str, Any]], more_tools: list[dict[str, Any]] | None = None) -> ModelTurn:
+    """Ask the model once, with the conversation so far (``more_tools``: beside the editor and search)."""
     with telemetry.span("greenloop.llm.call", model=settings.model, turn=len(messages)) as current:
         response = await client.messages.create(
             model=settings.model, max_tokens=settings.max_tokens, system=system_blocks(system),
-            tools=tool_list(settings.model), messages=_with_cache_breakpoints(messages),
+            tools=tool_list(settings.model, more_tools), messages=_with_cache_breakpoints(messages),
         )
         usage = usage_of(settings.model, response.usage)
         telemetry.record_model_call(current, usage)
@@ -94,17 +95,28 @@ async def model_turn(client: Any, settings: LLMSettings, system: str,
         tool_uses=[b for b in content if b.get("type") == "tool_use"])
 
 
-def run_tools(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bool,
-              calls: list[str]) -> dict[str, Any]:
-    """Run the tool calls of one model turn against ``overlay``; the user message with their results."""
+def tool_result(use: dict[str, Any], out: str, is_error: bool) -> dict[str, Any]:
+    """The result block answering the tool call ``use``."""
+    return {"type": "tool_result", "tool_use_id": use["id"], "content": out, "is_error": is_error}
+
+
+def tool_results(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bool,
+                 calls: list[str]) -> list[dict[str, Any]]:
+    """Run tool calls against ``overlay``, in order; their result blocks."""
     results = []
     edit = editor.Editor(overlay)
     more = {name: lambda **args: edit.call(args, allow_edits=allow_edits) for name in editor.NAMES}
     for use in tool_uses:
         calls.append(use["name"])
         out, is_error = overlay.call(use["name"], use["input"], allow_edits=allow_edits, more=more)
-        results.append({"type": "tool_result", "tool_use_id": use["id"], "content": out, "is_error": is_error})
-    return {"role": "user", "content": results}
+        results.append(tool_result(use, out, is_error))
+    return results
+
+
+def run_tools(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bool,
+              calls: list[str]) -> dict[str, Any]:
+    """Run the tool calls of one model turn against ``overlay``; the user message with their results."""
+    return {"role": "user", "content": tool_results(overlay, tool_uses, allow_edits, calls)}
 
 
 async def run_agent(

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .tools import MAX_READ_CHARS, Overlay, ToolError
+from .trim import trim
 
 SNIPPET_LINES = 4
 
@@ -104,9 +105,7 @@ class Editor:
             if end != -1 and not start <= end:
                 raise ToolError(f"view_range's end {end} must be -1 or at least its start {start}")
             lines = lines[start - 1:] if end == -1 else lines[start - 1:end]
-        out = numbered("\n".join(lines), start)
-        if len(out) > MAX_READ_CHARS:
-            out = out[:MAX_READ_CHARS] + "\n<response clipped: view a smaller view_range>"
+        out = trim(numbered("\n".join(lines), start), MAX_READ_CHARS, "view a view_range to see them")
         return f"Here's the result of running `cat -n` on {rel}:\n{out}\n"
 
     def str_replace(self, path: str, old_str: str, new_str: str = "") -> str:

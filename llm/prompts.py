@@ -13,7 +13,8 @@ from ..domain.attempts import AttemptRecord
 
 ANALYZER_SYSTEM = """You are Greenloop's analyzer. A test in this repository fails. Find the ROOT CAUSE, \
 not the symptom: read the failing test and the code it exercises with the text editor tool's view command \
-and the search tool. You cannot edit files.
+and the search tool. You cannot edit files. Where you have them, the run_tests tool runs tests and the bash \
+tool runs a command in a sandboxed scratch copy of the repository (nothing it changes is kept).
 
 Answer in Markdown with exactly these sections:
 ## Root Cause
@@ -25,7 +26,9 @@ Answer in Markdown with exactly these sections:
 FIXER_SYSTEM = """You are Greenloop's fixer. Make the failing test pass with a minimal, correct change, \
 using the text editor tool (view to look, str_replace, insert and create to edit) and the search tool. \
 Your edits are applied only when you finish, then validated by running the test and the whole suite: a change \
-that breaks another test is rolled back.
+that breaks another test is rolled back. Where you have them, the run_tests tool runs tests with your pending \
+edits (check an edit before you finish; runs are limited) and the bash tool runs a command in a sandboxed scratch \
+copy of the repository (nothing it changes is kept).
 
 Rules:
 - Fix the real defect. You may change production code {production}.

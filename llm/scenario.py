@@ -20,7 +20,8 @@ with ``command: view | str_replace | create | insert``), the ``search`` tool, or
 Greenloop's earlier tools, which keep working (``read_file {path, start_line,
 end_line}``, ``list_dir {path}``, ``replace_in_file {path, old_text,
 new_text}``, ``insert_lines {path, after_line, text}``, ``create_file {path,
-content}``). Every condition of a trigger must hold. Rules are tried by
+content}``), or the sandboxed tools (``run_tests {tests}``, ``bash {command}``:
+``llm/sandbox_tools.py``), whose results a ``last`` trigger can match. Every condition of a trigger must hold. Rules are tried by
 descending priority (file order among equals); the first match answers, else
 the default. A response may instead be an API error (``error: {status: 429}``)
 and may be limited to fire ``times`` times. Matching is pure: the caller

@@ -19,8 +19,9 @@ from typing import Any
 from ..domain.edits import Edit
 from ..parsers.locate import SKIP_DIRS
 from ..workspace.policy import EditRejected, check_content, confine
+from .trim import RESULT_CHARS, trim
 
-MAX_READ_CHARS = 60_000
+MAX_READ_CHARS = RESULT_CHARS
 MAX_SEARCH_HITS = 60
 
 # The search tool beside Anthropic's text editor (which has no search), in every conversation.
@@ -111,9 +112,8 @@ class Overlay:
         lines = text.splitlines()
         start = max(1, start_line or 1)
         end = min(len(lines), end_line or len(lines))
-        out = "\n".join(f"{n:5d}| {lines[n - 1]}" for n in range(start, end + 1))
-        if len(out) > MAX_READ_CHARS:
-            out = out[:MAX_READ_CHARS] + "\n...[truncated: read a smaller line range]"
+        out = trim("\n".join(f"{n:5d}| {lines[n - 1]}" for n in range(start, end + 1)), MAX_READ_CHARS,
+                   "read a smaller line range to see them")
         return out or "(empty file)"
 
     def _all_files(self) -> list[str]:

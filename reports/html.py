@@ -52,6 +52,8 @@ def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
     if a.usage.calls or a.usage.cost_usd:
         out.append(f"<p class=\"muted\">{a.usage.input_tokens} input + {a.usage.output_tokens} output tokens, "
                    f"${a.usage.cost_usd:.4f}</p>")
+    if a.ran():
+        out.append(f"<p class=\"muted\">{escape(a.ran())}</p>")
     if a.reason:
         out.append(f"<p><b>Why:</b> {escape(a.reason)}</p>")
     if a.analysis:

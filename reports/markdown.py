@@ -62,6 +62,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
             if a.usage.calls or a.usage.cost_usd:
                 lines.append(f"Cost: {a.usage.input_tokens} input + {a.usage.output_tokens} output tokens, "
                              f"${a.usage.cost_usd:.4f}")
+            if a.ran():
+                lines.append(a.ran())
             if a.reason:
                 lines.append(f"Why: {a.reason}")
             if a.analysis:

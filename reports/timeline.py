@@ -70,12 +70,25 @@ def _checked(event: dict, test: str) -> str:
     return f"{what}: failed"
 
 
+def _short(event: dict) -> str:
+    """A command the model ran, on one line, shortened."""
+    command = " ".join(str((event.get("input") or {}).get("command") or "").split())
+    return command if len(command) <= 80 else command[:77] + "..."
+
+
 def _step(event: dict, test: str) -> tuple[str, str] | None:
     kind = event.get("event_type")
     if kind == "analysis_complete":
         return "ANALYZING", f"analysed: {event.get('kind', 'failure')}"
     if kind == "fix_proposed":
         return "FIXING", f"attempt {event.get('attempt')}: fix proposed"
+    if kind == "model_test_run":
+        tests = (event.get("input") or {}).get("tests") or ["the failing test"]
+        return ("ANALYZING" if event.get("role") == "analyzer" else "FIXING",
+                f"attempt {event.get('attempt')}: the {event.get('role')} ran {', '.join(tests)}: {event.get('outcome')}")
+    if kind == "model_command":
+        return ("ANALYZING" if event.get("role") == "analyzer" else "FIXING",
+                f"attempt {event.get('attempt')}: the {event.get('role')} ran `{_short(event)}`: {event.get('outcome')}")
     if kind == "fix_applied":
         return "FIXING", f"attempt {event.get('attempt')}: edits applied to {', '.join(event.get('files') or [])}"
     if kind == "single_run":

@@ -105,6 +105,15 @@ async def _one_test_died(plan: SuitePlan, test: ExecResult, report: TestReport, 
     return report
 
 
+async def run_command(plan: SuitePlan, command: str, workspace: Path, out_dir: Path, settings: SandboxSettings,
+                      heartbeat: Callable[[str], None] = lambda _: None) -> ExecResult:
+    """Run one command in the sandbox, in ``workspace`` with the project's environment,
+    as the tests run (no parsing: a command the model asked for)."""
+    if plan.environment is not None:
+        attach.link(plan.environment, workspace)
+    return await _exec(command, workspace, out_dir, settings, heartbeat, plan.environment)
+
+
 async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: SandboxSettings,
               heartbeat: Callable[[str], None] = lambda _: None, *, command: str | None = None,
               wrap: Callable[[str], str] | None = None) -> CompletedRun:

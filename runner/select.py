@@ -28,7 +28,7 @@ from ..parsers.command import raw_words
 from ..parsers.invocation import Invocation, take_apart
 from ..parsers.models import TestResult
 from ..parsers.plugin import cannot_select, plugin
-from .plan import REPORT_DIR, SuitePlan
+from .plan import REPORT_DIR, SuitePlan, fill_single_test
 
 
 def selected(test_id: str, select: list[str], exclude: list[str]) -> bool:
@@ -86,3 +86,15 @@ def selection_command(plan: SuitePlan, tests: list[TestResult]) -> str:
 def single_test_command(plan: SuitePlan, test: TestResult) -> str:
     """The command that runs only ``test`` under ``plan``'s framework."""
     return selection_command(plan, [test])
+
+
+def tests_command(plan: SuitePlan, tests: list[TestResult]) -> str:
+    """The command that runs ``tests``: the repository's own single-test command for one
+    test when it has one, else the framework's selector; the whole suite's command when
+    the framework cannot select them (the suite's output then says how they did)."""
+    if plan.single_test_command and len(tests) == 1:
+        return fill_single_test(plan.single_test_command, tests[0].id, tests[0].file)
+    try:
+        return selection_command(plan, tests)
+    except GreenloopError:
+        return plan.test_command

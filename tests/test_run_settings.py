@@ -21,6 +21,7 @@ from greenloop.cli.project import render
 from greenloop.cli.run_options import with_run_options
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
+from greenloop.domain.llm import LLMSettings
 from greenloop.run_request import FixRequest
 from greenloop.run_settings import BY_NAME, IN_FILE, OPTIONS, SETTINGS, Setting, request_field, request_values
 from greenloop.runner.plan import SuitePlan
@@ -42,6 +43,8 @@ def sample(s: Setting, n: int = 1) -> Any:
         return default + n
     if kind == float | None:
         return 1.5 * n
+    if kind == int | None:
+        return (default or 1) + n
     if kind == str | None or kind is str:
         return f"value-{n}"
     if kind == list[str]:
@@ -111,16 +114,18 @@ def test_the_commands_take_every_option_of_the_table_and_the_file_every_key():
             assert declared[s.name] == s.option.split("/"), (command.name, s.name)
     assert [s.option for s in OPTIONS] == [  # the options, as users type them, in --help's order
         "--ref", "--test-command", "--build-command", "--framework", "--language", "--select", "--exclude",
-        "--max-attempts", "--run-budget", "--per-test-budget", "--concurrency", "--validation", "--max-batch",
+        "--max-attempts", "--run-budget", "--per-test-budget", "--concurrency", "--requests-per-minute", "--validation",
+            "--max-batch",
         "--test-impact/--no-test-impact", "--escalation-deadline", "--escalation-default", "--model", "--budget-usd",
-        "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
+        "--max-test-runs", "--max-commands", "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
         "--setup-command", "--single-test-command"]
     keys = set(project_config.FILE_MODEL.model_fields) - set(project_config.SECTIONS)
     keys |= {f"{name}.{key}" for name, model in project_config.SECTIONS.items() for key in model.model_fields}
     assert keys == {s.toml for s in IN_FILE} == {  # the file's keys, as users write them
         "setup", "test_command", "single_test_command", "build_command", "framework", "language", "env", "exclude",
         "sandbox.backend", "sandbox.timeout", "sandbox.setup_network", "sandbox.setup_timeout", "sandbox.memory_mb",
-        "sandbox.image", "budgets.run", "budgets.per_test", "budgets.max_attempts", "budgets.llm_usd"}
+        "sandbox.image", "budgets.run", "budgets.per_test", "budgets.max_attempts", "budgets.llm_usd",
+        "budgets.test_runs", "budgets.commands"}
 
 
 def test_with_no_flag_and_no_file_the_request_has_its_own_defaults(tmp_path):
@@ -232,3 +237,18 @@ def test_the_readme_lists_every_setting_as_the_table_says():
     table = readme_table()
     assert table in (REPO / "README.md").read_text(), f"README's table of run settings should be:\n{table}"
 
+
+
+@pytest.mark.parametrize(("rpm", "expected"), [(50, 8), (4000, 8), (30, 5), (12, 2), (5, 1), (None, 8)])
+def test_the_default_concurrency_follows_the_models_request_limit(rpm, expected):
+    """Not 1: as many tests at once as the key's requests per minute keep busy (one conversation
+    asks about 6 times a minute), at most 8; an explicit --concurrency wins."""
+    llm = LLMSettings(requests_per_minute=rpm)
+    assert FixRequest(repo=".", llm=llm).in_flight == expected
+    assert FixRequest(repo=".", llm=llm, concurrency=3).in_flight == 3
+
+
+def test_the_request_limit_reaches_the_request_from_the_flag(tmp_path):
+    request = run_cli(tmp_path, ["--requests-per-minute", "24"])
+    assert request.llm.requests_per_minute == 24 and request.concurrency is None and request.in_flight == 4
+    assert run_cli(tmp_path, []).in_flight == 8  # 50 a minute by default

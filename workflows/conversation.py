@@ -23,14 +23,37 @@ with workflow.unsafe.imports_passed_through():
     from ..analysis.note import AnalysisNote
     from ..domain.llm import LLMSettings, Usage
     from ..domain.workspace import Workspace
+    from ..llm.sandbox_tools import NAMES as SANDBOXED
     from ..run_request import FixRequest
     from .host import host_activity
-    from .options import llm_options, quick_options
+    from .options import llm_options, quick_options, test_run_options
 
 
-async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResult]],
-                   tools_activity: Callable[[ToolsInput], Awaitable[None]], ws: Workspace, ref: str,
-                   llm: LLMSettings, request: FixRequest, on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
+Activity = Callable[[ToolsInput], Awaitable[None]]
+
+
+async def answer_tools(tools_activity: Activity, run_activity: Activity, calls: list[str], ws: Workspace, ref: str,
+                       turn: int, request: FixRequest) -> None:
+    """Answer one turn's tool calls, in order: the editor's and search's together (one quick
+    activity per stretch of them), each sandboxed call (``run_tests``, ``bash``) as an activity
+    of its own with a test run's timeouts. A turn without sandboxed calls is one activity."""
+    hb, first = request.heartbeat_timeout_s, 0
+    while first < len(calls):
+        if calls[first] in SANDBOXED:
+            await host_activity(run_activity, ToolsInput(workspace=ws, ref=ref, turn=turn, first=first), ws, request,
+                                test_run_options(request.sandbox.timeout_s, hb))
+            first += 1
+            continue
+        last = next((i for i in range(first, len(calls)) if calls[i] in SANDBOXED), len(calls))
+        await host_activity(tools_activity, ToolsInput(workspace=ws, ref=ref, turn=turn, first=first,
+                                                       last=None if last == len(calls) else last),
+                            ws, request, quick_options(hb))
+        first = last
+
+
+async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResult]], tools_activity: Activity,
+                   run_activity: Activity, ws: Workspace, ref: str, llm: LLMSettings, request: FixRequest,
+                   on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
     """Converse until the model stops calling tools, runs out of turns (``llm.max_tool_turns``)
     or of its budget (``llm.left_usd``, for this conversation alone): why it stopped
     (the last stop reason, ``"max_turns"`` or ``"budget"``) and what all its calls cost."""
@@ -47,8 +70,7 @@ async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResul
         if llm.left_usd is not None and used.cost_usd >= llm.left_usd:
             stop = "budget"
             break
-        await host_activity(tools_activity, ToolsInput(workspace=ws, ref=ref, turn=turn), ws, request,
-                            quick_options(hb))
+        await answer_tools(tools_activity, run_activity, step.tool_calls, ws, ref, turn, request)
     return stop, used
 
 
@@ -60,7 +82,7 @@ async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Calla
     if start.proposal is not None:
         return start.proposal
     assert start.ref is not None
-    stop, used = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, ws, start.ref, fix.llm, request,
+    stop, used = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, conv_acts.fixer_run, ws, start.ref, fix.llm, request,
                                 on_usage)
     proposal = await host_activity(
         conv_acts.finish_fix, FinishFixInput(fix=fix, ref=start.ref, stop=stop), ws, request, quick_options(hb))
@@ -76,7 +98,7 @@ async def analyzer_conversation(inp: AnalyzeInput, request: FixRequest,
     start = await host_activity(analysis_acts.start_analysis, inp, ws, request, quick_options(hb))
     if start.ref is None:  # analysis only: no model asked
         return start.note
-    stop, used = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, ws, start.ref, inp.llm, request,
+    stop, used = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, conv_acts.analyzer_run, ws, start.ref, inp.llm, request,
                                 on_usage)
     note = await host_activity(
         analysis_acts.finish_analysis,

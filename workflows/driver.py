@@ -64,6 +64,18 @@ class Driver:
                 and not (taken and workflow.info().is_continue_as_new_suggested())
                 and not (in_flight and run.out_of_money()))
 
+    def next_test(self, in_flight: set[str]) -> str | None:
+        """The next test to drive, out of the queue: the first whose root-cause group's root is
+        neither queued nor ``in_flight`` (one bug, one conversation: the group's other tests wait
+        for the root's verdict, and its accepted fix usually fixes them along); None: every
+        queued test waits for its root."""
+        progress = self.run.progress
+        for i, test_id in enumerate(progress.remaining):
+            root = progress.followers.get(test_id)
+            if root is None or (root not in in_flight and root not in progress.remaining):
+                return progress.remaining.pop(i)
+        return None
+
     async def fix(self, request: FixRequest, test_id: str, workspace: Workspace,
                   queue: bool = False) -> FixOneTestResult:
         """Run a test's child workflow on ``workspace`` (the run's, or the test's worktree);

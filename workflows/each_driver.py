@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
 class EachDriver(Driver):
     async def drive(self, limit: int) -> int:
         progress = self.run.progress
-        if self.run.request.concurrency > 1 and progress.remaining[0] not in progress.retrying:
+        if self.run.request.in_flight > 1 and progress.remaining[0] not in progress.retrying:
             return await self._side_by_side(limit)
         # One at a time, in the run workspace (and a concurrent run's fixes that did not merge).
         await self._one(progress.remaining[0])
@@ -63,9 +63,15 @@ class EachDriver(Driver):
         running: dict[asyncio.Future[FixOneTestResult], Worktree] = {}
         taken = 0
         while True:
-            while (len(running) < request.concurrency and self.may_take(taken, limit, bool(running))
+            while (len(running) < request.in_flight and self.may_take(taken, limit, bool(running))
                    and progress.remaining[0] not in progress.retrying):
-                test_id = progress.remaining.pop(0)
+                next_id = self.next_test({t.test_id for t in running.values()})
+                if next_id is None:  # the queued tests wait for their groups' roots
+                    break
+                test_id = next_id
+                if test_id in progress.retrying:  # retried in the run workspace, once nothing is in flight
+                    progress.remaining.insert(0, test_id)
+                    break
                 taken += 1
                 if run.settled(test_id):
                     continue
@@ -76,7 +82,7 @@ class EachDriver(Driver):
                     await self._remove(tree)
                     run.settled(test_id)
                     continue
-                mine = run.set_aside(test_id, slots=min(request.concurrency - len(running),
+                mine = run.set_aside(test_id, slots=min(request.in_flight - len(running),
                                                         len(progress.remaining) + 1))
                 running[asyncio.ensure_future(self.fix(mine, test_id, tree.workspace))] = tree
             if not running:

@@ -309,7 +309,8 @@ class FixOneTestWorkflow:
 
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                                     failure_run=inp.failure_run, attempts=self._earlier(number), llm=self._llm())
+                                     failure_run=inp.failure_run, attempts=self._earlier(number), llm=self._llm(),
+                                     plan=inp.plan, sandbox=inp.request.sandbox)
         note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
@@ -322,9 +323,10 @@ class FixOneTestWorkflow:
         self._set(FixState.FIXING)
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
-                             attempts=self._earlier(number), llm=self._llm())
+                             attempts=self._earlier(number), llm=self._llm(), sandbox=inp.request.sandbox)
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
+        record.test_runs, record.commands = note.test_runs + proposal.test_runs, note.commands + proposal.commands
         if proposal.edit_set is None:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")

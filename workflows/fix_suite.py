@@ -325,9 +325,10 @@ class FixSuiteWorkflow:
         views = [FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
         if recheck is not None and recheck.impact:
             summary.notes.append("test impact: which tests run which files recorded in the flaky-check run")
+        followers = {t: g.root_test for g in analysis.groups for t in g.tests if t != g.root_test and t in failing}
         return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(), remaining=failing,
                              views=views, summary=summary, impact=recheck.impact if recheck else None,
-                             deadline_unix=workflow.now().timestamp() + request.run_budget_s)
+                             followers=followers, deadline_unix=workflow.now().timestamp() + request.run_budget_s)
 
     async def process_rollbacks(self) -> None:
         """Roll back the fixes people asked to undo (between tests, never mid-attempt)."""

@@ -103,15 +103,17 @@ class QueueDriver(Driver):
         self._closing = False
         validator = asyncio.ensure_future(self._validator())
         while True:
-            while (len(running) - len(self._waiting) < request.concurrency
-                   and len(running) < request.concurrency + request.max_batch
+            while (len(running) - len(self._waiting) < request.in_flight
+                   and len(running) < request.in_flight + request.max_batch
                    and self.may_take(taken, limit, bool(running))):
-                test_id = progress.remaining.pop(0)
+                test_id = self.next_test(set(running.values()))
+                if test_id is None:  # the queued tests wait for their groups' roots
+                    break
                 taken += 1
                 if run.settled(test_id):
                     continue
                 proposing = len(running) - len(self._waiting)
-                mine = run.set_aside(test_id, slots=min(request.concurrency - proposing, len(progress.remaining) + 1))
+                mine = run.set_aside(test_id, slots=min(request.in_flight - proposing, len(progress.remaining) + 1))
                 running[asyncio.ensure_future(self.fix(mine, test_id, progress.workspace, queue=True))] = test_id
             self._in_flight = len(running)
             self._proposing = [t for t in running.values() if t not in self._waiting]
@@ -174,7 +176,7 @@ class QueueDriver(Driver):
                 if self._closing:
                     return
                 continue
-            size = progress.batch_size or first_size(request.concurrency, request.max_batch)
+            size = progress.batch_size or first_size(request.in_flight, request.max_batch)
             try:  # a batch fills while children are still proposing, for a few seconds at most
                 await workflow.wait_condition(
                     lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)

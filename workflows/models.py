@@ -59,6 +59,9 @@ class SuiteProgress(BaseModel):
     retrying: list[str] = Field(default_factory=list)
     # Queued tests that an accepted fix made pass too (they are not driven; they count as fixed).
     fixed_along: list[str] = Field(default_factory=list)
+    # One bug, one conversation: a test of a root-cause group -> the group's root. A member is not
+    # driven while its root is queued or in flight; the root's accepted fix usually fixes it along.
+    followers: dict[str, str] = Field(default_factory=dict)
     # Every accepted fix, in order: with the repository source, all a rebuild on another worker needs.
     accepted: list[AcceptedChange] = Field(default_factory=list[AcceptedChange])
     rebuilds: int = 0  # times the run moved to another worker

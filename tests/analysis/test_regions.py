@@ -119,3 +119,16 @@ def test_the_innermost_function_holds_a_line_and_bad_files_give_nothing(tmp_path
     spans(tmp_path, "n.py", "def outer():\n    def inner():\n        return 1\n    return inner\n")
     found = enclosing(functions(SourceIndex(tmp_path), "n.py"), 3)
     assert found is not None and found.name == "outer.inner"
+
+
+def test_a_call_in_a_return_statement_is_not_a_definition(tmp_path):
+    """Go and JavaScript without semicolons: ``return Price(sum)`` and ``return helper(x)`` on a
+    line of their own read like a C definition without its body; they are calls."""
+    (tmp_path / "cart.go").write_text("package shop\n\nfunc Subtotal(items []float64) float64 {\n\tsum := 0.0\n"
+                                      "\treturn Price(sum)\n}\n\nfunc Total(items []float64) float64 {\n"
+                                      "\treturn Discount(Subtotal(items))\n}\n")
+    (tmp_path / "cart.js").write_text("export function total(items) {\n  return discount(subtotal(items))\n}\n\n"
+                                      "function subtotal(items) {\n  return items.length\n}\n")
+    index = SourceIndex(tmp_path)
+    assert [(r.name, r.start, r.end) for r in functions(index, "cart.go")] == [("Subtotal", 3, 6), ("Total", 8, 10)]
+    assert [(r.name, r.start, r.end) for r in functions(index, "cart.js")] == [("total", 1, 3), ("subtotal", 5, 7)]

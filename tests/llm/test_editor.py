@@ -78,3 +78,12 @@ def test_the_analyzer_only_views_and_nothing_leaves_the_repository(overlay):
     assert err and "edit the file again" in out
     out, err = call(overlay, command="delete", path="shop/cart.py")
     assert err and "unknown command" in out
+
+
+def test_a_long_view_is_trimmed_with_a_note_of_the_lines_cut(overlay):
+    (overlay.root / "big.py").write_text("".join(f"x_{n} = {n}  # {'padding ' * 8}\n" for n in range(1, 5001)))
+    out, err = call(overlay, command="view", path="big.py")
+    assert not err and len(out) < 62_000
+    assert "     1\tx_1 = 1" in out and "  5000\tx_5000 = 5000" in out  # the start and the end are kept
+    note = next(line for line in out.splitlines() if line.startswith("[greenloop cut"))
+    assert "characters here (lines " in note and "view a view_range to see them" in note

@@ -58,7 +58,10 @@ def scripted(monkeypatch):
 
 
 def fix_request(repo: Path, tmp_path: Path, **overrides) -> FixRequest:
-    base = dict(repo=str(repo), run_dir=str(tmp_path / f"run-{uuid.uuid4().hex[:6]}"),
+    """A request for ``repo`` that fixes one test at a time unless ``concurrency`` says otherwise:
+    these tests follow one test's steps in order (the default, several at once as the model's
+    request limit allows, is driven by the CLI's tests and test_merge_queue.py)."""
+    base = dict(repo=str(repo), run_dir=str(tmp_path / f"run-{uuid.uuid4().hex[:6]}"), concurrency=1,
                 sandbox=SandboxSettings(backend=BACKEND, timeout_s=120),
                 llm=LLMSettings(model="claude-scripted", max_tool_turns=8), escalation_deadline_s=3600)
     base.update(overrides)

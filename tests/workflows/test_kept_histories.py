@@ -1,5 +1,6 @@
-"""Kept histories of real runs (a queue run, an escalation answered, a worker lost) replay with
-today's workflow code: a change that would break a run in flight fails here (``tests/histories/``)."""
+"""Kept histories of real runs (a queue run, an escalation answered, a worker lost, a fixer that runs
+the test mid-conversation) replay with today's workflow code: a change that would break a run in
+flight fails here (``tests/histories/``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from tests.histories.kept import load_all
 
 KEPT = load_all()
-WANTED = {"queue-run", "escalation", "worker-lost"}
+WANTED = {"queue-run", "escalation", "worker-lost", "hands"}
 
 
 def test_the_kept_runs_are_there():

@@ -419,3 +419,42 @@ async def test_queue_mode_continues_as_new_and_rolls_back_by_hand(temporal_env, 
     ws = Path(request.run_dir, "workspace")
     for i in range(4):
         assert ("return 1" in (ws / "calc" / f"m{i:02d}.py").read_text()) == (tid(i) != undone)
+
+
+async def test_one_bug_failing_thirty_tests_in_three_files_is_one_conversation(temporal_env, scripted, tmp_path):
+    """One function broken in one line fails 30 tests in 3 files: they are one root-cause group
+    (one top suspect); only its root is asked for (one analyzer and one fixer conversation,
+    counted at the scripted server), the others wait for its verdict and pass along with it."""
+    root = tmp_path / "p"
+    (root / "text").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "text" / "__init__.py").write_text("")
+    (root / "text" / "slug.py").write_text(
+        "def slugify(title):\n    words = title.strip().lower().split()\n    return '_'.join(words)  # bug\n")
+    (root / "text" / "pages.py").write_text(
+        "from text.slug import slugify\n\n\ndef url(title):\n    return '/' + slugify(title)\n")
+    names = ["pages", "posts", "tags"]
+    for f, name in enumerate(names):
+        (root / "tests" / f"test_{name}.py").write_text("from text.pages import url\n" + "".join(
+            f"\n\ndef test_{name}_{i:02d}():\n    assert url('a b {i}') == '/a-b-{i}'\n" for i in range(10)))
+    (root / "tests" / "test_single.py").write_text(
+        "from text.pages import url\n\n\ndef test_one_word():\n    assert url('Home') == '/home'\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "text"\nversion = "0"\n')
+    server = scripted({"name": "one-bug", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "slugify joins words with underscores."}},
+        {"trigger": {"role": "fixer", "turn": 1}, "response": {"tool_calls": [
+            {"name": "str_replace_based_edit_tool", "input": {
+                "command": "str_replace", "path": "text/slug.py",
+                "old_str": "return '_'.join(words)  # bug", "new_str": "return '-'.join(words)"}}]}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Words are joined with dashes."}},
+    ], "default": {"text": "no script"}})
+    summary, run_dir = await queue_run(temporal_env, tmp_path, concurrency=8)
+
+    failing = [f"tests/test_{name}.py::test_{name}_{i:02d}" for name in names for i in range(10)]
+    assert summary.state == "completed" and summary.initial.failed == 30 and summary.final.failed == 0
+    assert sorted(summary.fixed) == sorted(failing) and summary.escalated == []
+    asked = {r.context.split("/", 1)[1] for r in server.requests}
+    assert len(asked) == 1, asked  # one test's conversations: the group's root
+    assert [r.role for r in server.requests] == ["analyzer", "fixer", "fixer"]
+    along = [v for v in summary.tests if any("fixed along" in line for line in v.history)]
+    assert len(along) == 29
