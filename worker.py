@@ -39,7 +39,7 @@ ACTIVITIES = [
     conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.fixer_run,
     conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,
-    batch.check_batch, batch.accept_batch,
+    batch.check_batch, batch.accept_batch, batch.rebase_batch,
     bench.measure_mutant, bench.write_bench_report,
 ]
 

@@ -37,6 +37,7 @@ from ..runner.select import selection_command
 from ..sandbox.models import SandboxSettings
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
+from ..workspace.changes import Bases, edits_for, rebase
 from ..workspace.events import log_event
 from .errors import typed_errors
 from .host import on_host
@@ -94,6 +95,22 @@ class AcceptInput(BaseModel):
     candidates: list[Candidate]
 
 
+class RebaseInput(BaseModel):
+    """A batch's candidates, to be put on the accepted state (the run workspace's files)."""
+
+    workspace: Workspace
+    candidates: list[Candidate]
+
+
+class RebaseResult(BaseModel):
+    """The candidates that apply to the accepted state (rebased where a file moved), in
+    order, and those that conflict with it (test -> the conflict, shown to the model)."""
+
+    candidates: list[Candidate] = Field(default_factory=list[Candidate])
+    rebased: list[str] = Field(default_factory=list)  # tests whose candidate was merged onto moved files
+    conflicts: dict[str, str] = Field(default_factory=dict)
+
+
 PASSING = (Status.PASSED, Status.XPASSED)
 
 
@@ -105,7 +122,7 @@ def _scratch(inp: CheckInput) -> tuple[Workspace, Path]:
     wt.create(Path(inp.workspace.path), path)
     store = BackupStore(folder, path)
     for c in inp.candidates:
-        store.apply(c.test_id, c.attempt, c.edit_set.edits)
+        store.apply(c.test_id, c.attempt, edits_for(path, c.changes))
     return inp.workspace.model_copy(update={"path": str(path), "run_dir": str(folder), "branch": None}), path
 
 
@@ -268,6 +285,29 @@ async def accept_batch(inp: AcceptInput) -> list[str]:
     store = BackupStore(Path(inp.workspace.run_dir), Path(inp.workspace.path))
     files: list[str] = []
     for c in inp.candidates:
-        files += await asyncio.to_thread(store.apply, c.test_id, c.attempt, c.edit_set.edits)
+        edits = await asyncio.to_thread(edits_for, Path(inp.workspace.path), c.changes)
+        files += await asyncio.to_thread(store.apply, c.test_id, c.attempt, edits)
     log_event(inp.workspace.run_dir, "batch_accepted", tests=[c.test_id for c in inp.candidates], files=files)
     return files
+
+
+@activity.defn
+@typed_errors
+@on_host
+async def rebase_batch(inp: RebaseInput) -> RebaseResult:
+    """Put each candidate on the accepted state: a candidate written on files an accepted fix
+    changed since is rebased by a three-way merge of each such file (base: the version it was
+    written on); one whose merge conflicts is left out, with the conflict."""
+    root, bases, result = Path(inp.workspace.path), Bases(Path(inp.workspace.run_dir)), RebaseResult()
+    for c in inp.candidates:
+        rebased = [await asyncio.to_thread(rebase, root, bases, change) for change in c.changes]
+        conflicts = [r.conflict for r in rebased if r.conflict]
+        if conflicts:
+            result.conflicts[c.test_id] = "\n".join(conflicts)
+            continue
+        result.candidates.append(c.model_copy(update={"changes": [r.change for r in rebased if r.change]}))
+        if any(r.moved for r in rebased):
+            result.rebased.append(c.test_id)
+    if result.rebased or result.conflicts:
+        log_event(inp.workspace.run_dir, "batch_rebased", rebased=result.rebased, conflicts=sorted(result.conflicts))
+    return result

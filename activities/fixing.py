@@ -17,6 +17,7 @@ from temporalio import activity
 from .. import telemetry
 from ..analysis.note import AnalysisNote
 from ..domain.attempts import AttemptRecord
+from ..domain.changes import FileChange, change_between
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings, Usage
@@ -28,6 +29,7 @@ from ..llm.tools import Overlay
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..sandbox.models import SandboxSettings
+from ..workspace.changes import Bases
 from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
 from .errors import typed_errors
@@ -41,6 +43,9 @@ class FixProposal(BaseModel):
     """What the fixer activity returns: edits, or why there are none."""
 
     edit_set: EditSet | None = None
+    # The same edits, compact: what each replaces in the version it was written on (the validation
+    # queue's candidate; those versions are kept in the run directory for a rebase).
+    changes: list[FileChange] = Field(default_factory=list[FileChange])
     failure_reason: str | None = None  # malformed answer, rejected edit, no edit...
     escalate: bool = False  # the policy says a person must look (fake-fix policy "escalate")
     usage: Usage = Field(default_factory=Usage)
@@ -131,4 +136,8 @@ def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixIn
             proposal.escalate = inp.llm.fake_fix_policy == "escalate"
         else:
             proposal.edit_set = EditSet(edits=edits, rationale=outcome_text[:4000], diff=_diff(root, overlay))
+            proposal.changes = [change_between(path, before, after) for path, before, after in changes]
+            bases = Bases(Path(inp.workspace.run_dir))
+            for _, before, _ in changes:
+                bases.keep(before)
     return proposal

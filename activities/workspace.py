@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
+from ..domain.changes import FileChange
 from ..domain.edits import EditSet
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
@@ -32,6 +33,7 @@ from ..settings import settings
 from ..workspace import prepare as prep
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
+from ..workspace.changes import edits_for
 from ..workspace.events import log_event
 from ..workspace.publish import open_pull_request, push_branch
 from .environment import SetupInput, build_environment
@@ -101,12 +103,14 @@ class RemoveWorktreeInput(BaseModel):
 
 class AcceptedChange(BaseModel):
     """One accepted fix as the history holds it, in the order it entered the run
-    workspace: the edit set applied in place, or the patch a merge applied."""
+    workspace: the edit set applied in place, the patch a merge applied, or
+    (validation queue) its compact changes, each on the version its file had then."""
 
     test_id: str
     attempt: int
     edit_set: EditSet | None = None
     patch_text: str | None = None
+    changes: list[FileChange] | None = None
 
 
 class RebuildInput(BaseModel):
@@ -371,7 +375,9 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
             repo=lost.repo, expected_tree=lost.base_tree, tree=tree)
     store, merged = BackupStore(run_dir, path), dict[str, str]()
     for change in inp.accepted:
-        if change.edit_set is not None:
+        if change.changes is not None:
+            store.apply(change.test_id, change.attempt, edits_for(path, change.changes))
+        elif change.edit_set is not None:
             store.apply(change.test_id, change.attempt, change.edit_set.edits)
         elif change.patch_text is not None:
             patch = run_dir / "patches" / f"{slug(change.test_id)}.patch"

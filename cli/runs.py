@@ -94,7 +94,10 @@ async def _client(address: str | None, namespace: str | None) -> tuple[Client, b
 
 def _print_summary(summary: RunSummary) -> None:
     state, rest = headline(summary).split(": ", 1)
-    console.print(f"\n[bold]{state}[/]: {escape(rest)}; {summary.attempts} attempt(s), ${summary.usage.cost_usd:.4f}")
+    queue = (f"; {summary.rebased} fix(es) rebased, {summary.reasked} re-asked after a conflict"
+             if summary.rebased or summary.reasked else "")
+    console.print(f"\n[bold]{state}[/]: {escape(rest)}; {summary.attempts} attempt(s), "
+                  f"${summary.usage.cost_usd:.4f}{queue}")
     if summary.reason and summary.state != "completed":
         console.print(f"  why: {escape(summary.reason)}")
     if next_step := NEXT_STEPS.get(summary.state):

@@ -1,4 +1,4 @@
-"""A fix waiting for validation in the validation queue: one attempt's edit set
+"""A fix waiting for validation in the validation queue: one attempt's changes
 for one test. The child workflow proposes it, the run batches it
 (``workflows/validation_queue.py``), the batch activity checks it.
 """
@@ -9,25 +9,25 @@ import hashlib
 
 from pydantic import BaseModel
 
-from .edits import EditSet
+from .changes import FileChange, changes_key
 
 
 class Candidate(BaseModel):
-    """A fix waiting for validation: one attempt's edit set for one test."""
+    """A fix waiting for validation: one attempt's changes for one test, each
+    written on the version of its file the attempt read (rebased by the run when an
+    accepted fix changed that file meanwhile)."""
 
     test_id: str
     attempt: int
-    edit_set: EditSet
-    # When the attempt began reading the workspace (its child's clock): an accepted fix
-    # that changed one of its files after that makes it stale (its whole-file edits would undo it).
+    changes: list[FileChange]
+    # When the attempt began reading the workspace (its child's clock).
     started_at: float
 
     @property
     def files(self) -> list[str]:
-        return [e.path for e in self.edit_set.edits]
+        return [c.path for c in self.changes]
 
     def key(self) -> str:
-        """The edit set's hash (with the test and attempt it belongs to)."""
-        body = f"{self.test_id}\0{self.attempt}\0" + "\0".join(
-            f"{e.path}\0{'-' if e.content is None else e.content}" for e in self.edit_set.edits)
+        """The changes' hash (with the test and attempt they belong to)."""
+        body = f"{self.test_id}\0{self.attempt}\0{changes_key(self.changes)}"
         return hashlib.sha256(body.encode()).hexdigest()[:16]

@@ -95,7 +95,9 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
         ("outcome", badge(summary.state.value) + " " + escape(headline(summary).split(": ", 1)[1])),
         ("before", escape(_totals_line(summary.initial, read=summary.baseline_read))),
         ("after", escape(_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ))),
-        ("attempts", f"{summary.attempts} (regressions prevented: {summary.regressions_prevented})"),
+        ("attempts", f"{summary.attempts} (regressions prevented: {summary.regressions_prevented}"
+         + (f"; fixes rebased: {summary.rebased}, re-asked after a conflict: {summary.reasked}"
+            if summary.rebased or summary.reasked else "") + ")"),
         ("LLM", f"{u.calls} calls, {u.input_tokens} input + {u.output_tokens} output tokens "
                 f"({u.cache_read_input_tokens} read from cache), <b>${u.cost_usd:.4f}</b>"),
     ]

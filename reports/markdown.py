@@ -32,7 +32,9 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         f"- after: {_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ)}",
         f"- fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, escalated {len(summary.escalated)}, "
         f"aborted {len(summary.aborted)}, flaky {len(summary.flaky)}, still failing {len(summary.still_failing)}",
-        f"- attempts {summary.attempts}, regressions prevented {summary.regressions_prevented}",
+        f"- attempts {summary.attempts}, regressions prevented {summary.regressions_prevented}"
+        + (f", fixes rebased {summary.rebased}, re-asked after a conflict {summary.reasked}"
+           if summary.rebased or summary.reasked else ""),
         f"- LLM: {u.calls} calls, {u.input_tokens} input + {u.output_tokens} output tokens "
         f"({u.cache_read_input_tokens} read from cache), ${u.cost_usd:.4f}",
     ]

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.answers import Answer
 from ..domain.attempts import AttemptRecord
-from ..domain.edits import EditSet
+from ..domain.changes import FileChange
 from ..domain.llm import Usage
 from ..domain.states import FixState, RunOutcome, Verdict
 from ..parsers.models import Totals
@@ -26,7 +26,8 @@ class FixOneTestResult(BaseModel):
     answer: Answer | None = None
     applied_attempt: int | None = None  # the attempt whose edits stay in the workspace
     suite_after: SuiteRun | None = None  # the full suite after the accepted fix
-    applied_edit_set: EditSet | None = None  # the accepted attempt's edits (a rebuild replays them)
+    # The accepted attempt's changes, compact (a rebuild replays them), on the files it read.
+    applied_changes: list[FileChange] | None = None
     # The worker holding the test's workspace was lost (why): nothing of this child stays, the run
     # rebuilds its workspace elsewhere and drives the test again.
     host_lost: str | None = None
@@ -67,6 +68,10 @@ class RunSummary(BaseModel):
     still_failing: list[str] = Field(default_factory=list)
     regressions_prevented: int = 0
     attempts: int = 0
+    # Validation queue: fixes put on files that a fix accepted meanwhile changed, by a three-way merge
+    # (``rebased``), and those whose merge conflicted, sent back to the model with the conflict (``reasked``).
+    rebased: int = 0
+    reasked: int = 0
     usage: Usage = Field(default_factory=Usage)
     initial: Totals | None = None
     final: Totals | None = None

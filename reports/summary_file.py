@@ -51,6 +51,8 @@ FIELDS = {
     "still_failing": "Tests failing or erroring in the final suite run (the first 500).",
     "regressions_prevented": "Attempts rolled back because they broke tests that passed.",
     "attempts": "Fix attempts over all tests.",
+    "rebased": "Validation queue: fixes rebased (three-way merge) onto files a fix accepted meanwhile changed.",
+    "reasked": "Validation queue: fixes whose rebase conflicted, asked again of the model with the conflict.",
     "usage": "LLM calls, tokens and cost in US dollars over the run.",
     "initial": "Test counts per status in the first suite run.",
     "final": "Test counts per status in the final suite run.",

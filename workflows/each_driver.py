@@ -48,9 +48,9 @@ class EachDriver(Driver):
                 return
             result = await self.fix(run.set_aside(test_id, slots=1), test_id, progress.workspace)
         await self.record(result)
-        if result.state == FixState.FIXED and result.applied_edit_set is not None:
+        if result.state == FixState.FIXED and result.applied_changes is not None:
             progress.accepted.append(AcceptedChange(test_id=test_id, attempt=result.applied_attempt or 0,
-                                                    edit_set=result.applied_edit_set))
+                                                    changes=result.applied_changes))
 
     # --- concurrency > 1: tests in flight side by side, each in its own worktree -------------
 

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.answers import Answer, AnswerChoice
     from ..domain.attempts import AttemptRecord
     from ..domain.candidates import Candidate
+    from ..domain.changes import FileChange
     from ..domain.edits import EditSet
     from ..domain.llm import LLMSettings, Usage
     from ..domain.states import FixState, Verdict
@@ -91,7 +92,7 @@ class FixOneTestWorkflow:
         self._waiting = False  # ESCALATED and waiting for a person's answer
         self._note = ""  # what the last state change said
         self._ignored: list[str] = []  # answers by signal that the state could not take
-        self._edit_sets: dict[int, EditSet] = {}  # attempt -> the edits it applied
+        self._changes: dict[int, list[FileChange]] = {}  # attempt -> the changes it applied (compact)
         self._host_lost: HostLost | None = None
         self._verdicts: dict[int, QueueVerdict] = {}  # validation queue: attempt -> the run's verdict
         self._passes_now: str | None = None  # validation queue: why the test passes without a fix of its own
@@ -325,7 +326,7 @@ class FixOneTestWorkflow:
 
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
-                                     failure_run=inp.failure_run, attempts=self._attempts[:-1], llm=self._llm(),
+                                     failure_run=inp.failure_run, attempts=self._earlier(number), llm=self._llm(),
                                      plan=inp.plan, sandbox=inp.request.sandbox)
         note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
@@ -339,7 +340,7 @@ class FixOneTestWorkflow:
         self._set(FixState.FIXING)
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
-                             attempts=self._attempts[:-1], llm=self._llm(), sandbox=inp.request.sandbox)
+                             attempts=self._earlier(number), llm=self._llm(), sandbox=inp.request.sandbox)
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         record.test_runs, record.commands = note.test_runs + proposal.test_runs, note.commands + proposal.commands
@@ -349,7 +350,7 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, proposal.escalate
         record.rationale = proposal.edit_set.rationale
         if inp.queue:
-            return await self._queued(number, record, proposal.edit_set)
+            return await self._queued(number, record, proposal.edit_set, proposal.changes)
 
         applied = await host_activity(
             edit_acts.apply_edits,
@@ -357,7 +358,7 @@ class FixOneTestWorkflow:
             inp.workspace, inp.request, quick_options(inp.request.heartbeat_timeout_s),
         )
         self._applied_attempt = number
-        self._edit_sets[number] = proposal.edit_set
+        self._changes[number] = proposal.changes
         record.diff, record.files = applied.diff, applied.files
 
         self._set(FixState.VALIDATING)
@@ -370,7 +371,13 @@ class FixOneTestWorkflow:
             await self._rollback(number)
         return verdict, False
 
-    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet) -> tuple[Verdict, bool]:
+    def _earlier(self, number: int) -> list[AttemptRecord]:
+        """What the attempt ``number`` is told of: the earlier attempts, and this one's own
+        proposals the run sent back to be made again (with the conflict that stopped each)."""
+        return self._attempts[:-1] + [r for r in self._remade if r.number == number]
+
+    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet,
+                      changes: list[FileChange]) -> tuple[Verdict, bool]:
         """Validation queue: send the candidate to the run and wait for its verdict.
         Nothing is applied here: the run applies a fix to the workspace once its batch passed."""
         record.diff, record.files = edit_set.diff[-20_000:], [e.path for e in edit_set.edits]
@@ -379,7 +386,7 @@ class FixOneTestWorkflow:
         assert parent is not None, "a queued test is always a child of its run"
         # By name: the run's module imports this one.
         await workflow.get_external_workflow_handle(parent.workflow_id).signal(CANDIDATE_SIGNAL, Candidate(
-            test_id=self._test_id, attempt=number, edit_set=edit_set, started_at=self._attempt_started))
+            test_id=self._test_id, attempt=number, changes=changes, started_at=self._attempt_started))
         await workflow.wait_condition(lambda: number in self._verdicts)
         verdict = self._verdicts.pop(number)
         if verdict.stale:  # written on files a fix accepted meanwhile changed: made again, not counted
@@ -394,7 +401,7 @@ class FixOneTestWorkflow:
                              + (f" ({verdict.reason})" if verdict.reason else ""))
         if verdict.verdict is Verdict.PASS:
             self._applied_attempt = number
-            self._edit_sets[number] = edit_set
+            self._changes[number] = changes
         elif verdict.verdict is Verdict.REGRESSION:
             self._regressions_prevented += 1
         return verdict.verdict, False
@@ -464,7 +471,7 @@ class FixOneTestWorkflow:
             regressions_prevented=self._regressions_prevented, answer=self._answer,
             applied_attempt=self._applied_attempt if self._state == FixState.FIXED else None,
             suite_after=self._suite_after if self._state == FixState.FIXED else None,
-            applied_edit_set=self._edit_sets.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
+            applied_changes=self._changes.get(self._applied_attempt or 0) if self._state == FixState.FIXED else None,
             host_lost=self._host_lost.reason if self._host_lost else None,
             host_queue=self._host_lost.queue if self._host_lost else None,
             remade=list(self._remade),

@@ -66,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
     from .options import quick_options, setup_options, test_run_options
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
+    from .payloads import guarded
     from .run_state import RunState
     from .search import upsert_run, write_final_details
     from .validation_queue import CANDIDATE_SIGNAL, Candidate
@@ -255,7 +256,8 @@ class FixSuiteWorkflow:
                                        or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(run.views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(Continued(request=request, progress=progress))
+                workflow.continue_as_new(guarded("the state the run continues as new with",
+                                                 Continued(request=request, progress=progress)))
 
     async def _start_anywhere(self, request: FixRequest) -> SuiteProgress:
         """Prepare and plan the run; when the worker that prepared it is lost before
@@ -451,8 +453,9 @@ class FixSuiteWorkflow:
         self.set_phase(f"rebuilding the workspace on another worker: {lost.reason}")
         rebuilt = await workflow.execute_activity(
             workspace_acts.rebuild_workspace,
-            RebuildInput(run_id=workflow.info().workflow_id, request=ProjectRequest.of(request), lost=progress.workspace,
-                         plan=progress.plan, accepted=progress.accepted, reason=lost.reason),
+            guarded("the rebuild's input", RebuildInput(
+                run_id=workflow.info().workflow_id, request=ProjectRequest.of(request), lost=progress.workspace,
+                plan=progress.plan, accepted=progress.accepted, reason=lost.reason)),
             **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
         progress.workspace, progress.initial = rebuilt.workspace, rebuilt.run
         progress.plan = rebuilt.plan or progress.plan

@@ -35,7 +35,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from ..activities import batch as batch_acts
-    from ..activities.batch import AcceptInput, CheckInput, CheckResult
+    from ..activities.batch import AcceptInput, CheckInput, CheckResult, RebaseInput
     from ..activities.workspace import AcceptedChange
     from ..domain.candidates import Candidate
     from ..domain.states import FixState, Verdict
@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from .fix_one_test import FixOneTestWorkflow
     from .host import host_activity
     from .options import quick_options, test_run_options
+    from .payloads import StateTooLarge, guarded
     from .run_state import RunState, Steps
     from .validation_queue import (
         GATHER_S,
@@ -52,7 +53,6 @@ with workflow.unsafe.imports_passed_through():
         first_size,
         halves,
         next_size,
-        stale_file,
         take_batch,
     )
 
@@ -75,7 +75,7 @@ class QueueDriver(Driver):
         self._pending: list[Candidate] = []  # candidates waiting for a batch, in arrival order
         self._waiting: set[str] = set()  # tests whose child waits for a verdict
         self._accepted_in: dict[str, tuple[int, int]] = {}  # test -> (batch, attempt) that accepted its fix
-        self._touched: dict[str, float] = {}  # file -> when an accepted fix last changed it
+        self._rebased: dict[str, int] = {}  # test -> the batch its fix was last rebased for
         self._queue_changed = 0
         self._closing = False
         self._in_flight = 0  # children running (proposing, or waiting for a verdict)
@@ -154,6 +154,9 @@ class QueueDriver(Driver):
             self.run.views[test_id].history.append(self._along[test_id])
         if test_id in self._accepted_in:
             batch = self._accepted_in[test_id][0]
+            if self._rebased.get(test_id) == batch:
+                self.run.views[test_id].history.append(
+                    "fix rebased (three-way merge) onto files changed by a fix accepted since it was written")
             self.run.views[test_id].history.append(f"fix accepted in batch {batch}")
 
     # --- the validator: batches, bisection, verdicts ----------------------------------------
@@ -184,37 +187,63 @@ class QueueDriver(Driver):
             if self.run.abort_requested:
                 continue
             batch, self._pending = take_batch(self._pending, size)
-            fresh: list[Candidate] = []
-            for c in batch:
-                if file := stale_file(c, self._touched):
-                    await self._tell(QueueVerdict(
-                        test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, stale=True,
-                        reason=f"{file} was changed by a fix accepted while this one was written"))
-                else:
-                    fresh.append(c)
-            if fresh:
-                progress.batches += 1
-                self._validating = True
-                try:
-                    passed = await self._validate_batch(progress.batches, fresh)
-                except Aborted:
-                    continue
-                finally:
-                    self._validating = False
-                    self._queue_phase()
-                progress.batch_size = next_size(size, passed, request.max_batch)
+            progress.batches += 1
+            self._validating = True
+            try:
+                passed = await self._validate_batch(progress.batches, batch)
+            except Aborted:
+                continue
+            except (ActivityError, StateTooLarge) as failed:  # its checks failed for good: its fixes fail
+                await self._failed(progress.batches, batch, failed)
+                passed = False
+            finally:
+                self._validating = False
+                self._queue_phase()
+            progress.batch_size = next_size(size, passed, request.max_batch)
+
+    async def _failed(self, n: int, batch: list[Candidate], failed: ActivityError | StateTooLarge) -> None:
+        """A batch whose validation failed for good (its activity's retries spent): nothing of
+        it is accepted, each of its fixes fails with the reason, and the queue goes on."""
+        cause = failed.cause if isinstance(failed, ActivityError) else failed
+        what = f"{failed.activity_type} failed" if isinstance(failed, ActivityError) else "the batch"
+        reason = f"the validation of batch {n} failed ({what}: {getattr(cause, 'message', None) or cause or failed})"
+        self.run.progress.summary.notes.append(reason)
+        await asyncio.gather(*(self._tell(QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL,
+                                                       batch=n, reason=reason)) for c in batch
+                               if c.test_id in self._waiting))
 
     async def _validate_batch(self, n: int, batch: list[Candidate]) -> bool:
         """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole."""
         size = f"{len(batch)} fix" + ("es" if len(batch) > 1 else "")
         self.steps.set_phase(f"validating batch {n} ({size})")
         await self._notify(batch, f"in batch {n} ({size})")
+        batch = await self._rebase(n, batch)
+        if not batch:
+            return False
         cache: Checks = {}
         watcher = asyncio.ensure_future(self._cancel_on_abort(cache))
         try:
             return await self._validate(n, batch, cache)
         finally:
             watcher.cancel()
+
+    async def _rebase(self, n: int, batch: list[Candidate]) -> list[Candidate]:
+        """The batch's candidates on the accepted state: those written on files an accepted
+        fix changed since are rebased (a three-way merge); one whose merge conflicts goes
+        back to its child with the conflict, to be made again (it is not a failed attempt)."""
+        progress, request = self.run.progress, self.run.request
+        rebased = await self.steps.on_host(lambda ws: host_activity(
+            batch_acts.rebase_batch, guarded(f"batch {n}'s rebase input", RebaseInput(workspace=ws, candidates=batch)),
+            ws, request, quick_options(request.heartbeat_timeout_s)))
+        summary = progress.summary
+        summary.rebased += len(rebased.rebased)
+        summary.reasked += len(rebased.conflicts)
+        for t in rebased.rebased:
+            self._rebased[t] = n
+        await asyncio.gather(*(self._tell(QueueVerdict(
+            test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, stale=True, batch=n,
+            reason=rebased.conflicts[c.test_id])) for c in batch if c.test_id in rebased.conflicts))
+        return rebased.candidates
 
     async def _cancel_on_abort(self, cache: Checks) -> None:
         """An abort cancels the batch's checks in flight (their test processes are killed)."""
@@ -299,11 +328,12 @@ class QueueDriver(Driver):
             label = f"batch-{n}-{len(cache) + 1}"
             cache[key] = asyncio.ensure_future(self.steps.on_host(lambda ws: host_activity(
                 batch_acts.check_batch,
-                CheckInput(workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
-                           candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
-                           impact=progress.impact,
-                           rolled_back=[t for t in progress.summary.skipped
-                                        if "fix rolled back by hand" in self.run.views[t].history]),
+                guarded(f"the check {label}'s input", CheckInput(
+                    workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
+                    candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
+                    impact=progress.impact,
+                    rolled_back=[t for t in progress.summary.skipped
+                                 if "fix rolled back by hand" in self.run.views[t].history])),
                 ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))))
         try:
             return await cache[key]
@@ -316,15 +346,13 @@ class QueueDriver(Driver):
         """Apply a validated content to the run workspace and record it, in order."""
         progress, request = self.run.progress, self.run.request
         await self.steps.on_host(lambda ws: host_activity(
-            batch_acts.accept_batch, AcceptInput(workspace=ws, candidates=accepted), ws, request,
+            batch_acts.accept_batch, guarded(f"batch {n}'s accept input", AcceptInput(workspace=ws, candidates=accepted)),
+            ws, request,
             quick_options(request.heartbeat_timeout_s)))
-        now = workflow.now().timestamp()
         for c in accepted:
-            progress.accepted.append(AcceptedChange(test_id=c.test_id, attempt=c.attempt, edit_set=c.edit_set))
+            progress.accepted.append(AcceptedChange(test_id=c.test_id, attempt=c.attempt, changes=c.changes))
             progress.applied[c.test_id] = c.attempt
             self._accepted_in[c.test_id] = (n, c.attempt)
-            for f in c.files:
-                self._touched[f] = now
         if check.suite is not None:
             progress.baseline = check.suite.as_baseline()
             queued, known = set(progress.remaining), set(progress.fixed_along)

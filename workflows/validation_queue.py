@@ -1,14 +1,16 @@
 """The validation queue's data and pure rules (no I/O: the workflows use them).
 
 A test's child proposes a fix and sends it to the run as a ``Candidate``
-(its edit set: pure data, already in the child's history). The run validates
+(its compact changes, ``domain/changes.py``: pure data, already in the child's
+history). Before a batch is checked its candidates are put on the accepted
+state: one written on a file an accepted fix changed since is rebased by a
+three-way merge; only a conflict goes back to the model. The run validates
 candidates in batches on top of the accepted state: one runner invocation for
 the batch's own tests, then one full-suite run (``activities/batch.py``). A
 passing batch is accepted whole; a failing one is bisected, and the verdict
 goes back to each candidate's child (``QueueVerdict``).
 
-The rules here decide what goes into a batch (edits to disjoint files, none
-written on files an accepted fix changed since), how results are reused (a
+The rules here decide what goes into a batch (changes to disjoint files), how results are reused (a
 content is the ordered edit sets on top of the accepted state, keyed by their
 hashes) and how the batch size adapts (doubles while batches pass, halves
 after a failure, within ``1..FixRequest.max_batch``). A ``Candidate`` is in
@@ -38,8 +40,8 @@ class QueueVerdict(BaseModel):
     verdict: Verdict
     reason: str = ""
     batch: int | None = None
-    # Written on files an accepted fix changed meanwhile: the attempt is made again on the
-    # current files (it does not count as a failed attempt).
+    # Its rebase onto files an accepted fix changed meanwhile conflicts (``reason`` shows the
+    # conflict): the attempt is made again on the current files (it does not count as a failed attempt).
     stale: bool = False
 
 
@@ -50,8 +52,8 @@ def content_key(candidates: list[Candidate]) -> tuple[str, ...]:
 
 
 def take_batch(pending: list[Candidate], size: int) -> tuple[list[Candidate], list[Candidate]]:
-    """Up to ``size`` candidates in arrival order whose edits touch disjoint files
-    (whole-file edits to one file would undo each other); the rest stay queued, in order."""
+    """Up to ``size`` candidates in arrival order whose changes touch disjoint files
+    (two changes to one file are checked one on top of the other, the later rebased); the rest stay queued, in order."""
     batch: list[Candidate] = []
     rest: list[Candidate] = []
     files: set[str] = set()
@@ -62,12 +64,6 @@ def take_batch(pending: list[Candidate], size: int) -> tuple[list[Candidate], li
         else:
             rest.append(c)
     return batch, rest
-
-
-def stale_file(candidate: Candidate, touched: dict[str, float]) -> str | None:
-    """A file of ``candidate`` that an accepted fix changed after its attempt began
-    (``touched``: file -> when the fix that last changed it was accepted), or None."""
-    return next((f for f in candidate.files if touched.get(f, float("-inf")) >= candidate.started_at), None)
 
 
 def first_size(concurrency: int, largest: int) -> int:

@@ -34,6 +34,13 @@ async def test_demo_repository_is_driven_to_green(temporal_env, demo_repo, scrip
     merges = [x for x in roles if x[0] == FAILING[0]]
     assert merges == [(FAILING[0], "analyzer", 1), (FAILING[0], "fixer", 1), (FAILING[0], "fixer", 2),
                       (FAILING[0], "fixer", 3)]
+    # Two fixes edit shop/cart.py side by side: one written before the other was accepted is rebased
+    # onto it (a three-way merge), never asked again: one analysis and one proposal per test.
+    assert summary.reasked == 0
+    for test in FAILING:
+        asked = [x for x in roles if x[0] == test and x[2] == 1]
+        assert asked == [(test, "analyzer", 1), (test, "fixer", 1)], asked
+    assert len(server.requests) == 10
     report = open(summary.report_markdown).read()
     assert "## `tests/test_cart.py::test_discount`: FIXED" in report
     # The recorded history replays deterministically.

@@ -1,16 +1,16 @@
 """The validation queue's pure rules (workflows/validation_queue.py): what goes into a
-batch, when a candidate is stale, how results are keyed and how the batch size adapts."""
+batch, how results are keyed and how the batch size adapts."""
 
 from __future__ import annotations
 
 from greenloop.domain.candidates import Candidate
-from greenloop.domain.edits import Edit, EditSet
-from greenloop.workflows.validation_queue import content_key, first_size, halves, next_size, stale_file, take_batch
+from greenloop.domain.changes import change_between
+from greenloop.workflows.validation_queue import content_key, first_size, halves, next_size, take_batch
 
 
 def cand(test: str, *files: str, attempt: int = 1, started_at: float = 10.0, text: str = "x") -> Candidate:
     return Candidate(test_id=test, attempt=attempt, started_at=started_at,
-                     edit_set=EditSet(edits=[Edit(path=f, content=text) for f in files]))
+                     changes=[change_between(f, "", text) for f in files])
 
 
 def test_a_batch_takes_candidates_in_order_whose_files_are_disjoint():
@@ -19,12 +19,6 @@ def test_a_batch_takes_candidates_in_order_whose_files_are_disjoint():
     assert [x.test_id for x in batch] == ["a", "c"]  # b touches a's file: it waits for the next batch
     assert [x.test_id for x in rest] == ["b", "d"]  # in their order
     assert take_batch([a, b], size=5) == ([a], [b])
-
-
-def test_a_candidate_is_stale_when_an_accepted_fix_changed_its_file_after_it_began():
-    c = cand("a", "x.py", "y.py", started_at=10.0)
-    assert stale_file(c, {"y.py": 10.0}) == "y.py"  # accepted as it began: it may not have seen it
-    assert stale_file(c, {"y.py": 9.5, "z.py": 20.0}) is None
 
 
 def test_results_are_keyed_by_the_edit_sets_in_any_order():

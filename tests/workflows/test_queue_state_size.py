@@ -1,0 +1,82 @@
+"""The run's state stays bounded: accepted fixes travel as compact changes, never
+as whole files, so no payload grows with the number of accepted fixes times the
+size of their files; and a payload that grows anyway fails loudly, named and
+measured, long before Temporal's 2 MiB limit (which would wedge the run)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from greenloop.activities.workspace import AcceptedChange
+from greenloop.domain.changes import change_between
+from greenloop.domain.edits import Edit, EditSet
+from greenloop.server.history import run_chain
+from greenloop.workflows.payloads import MOST_PAYLOAD_BYTES, STATE_TOO_LARGE, StateTooLarge, guarded
+from tests.workflows.conftest import drive, fix_request, replays
+from tests.workflows.test_merge_queue import scenario, tid
+
+FILLER = "".join(f"def helper_{i}():\n    return {i}  # filler line of a large module\n\n\n" for i in range(1600))
+MODULE = FILLER + "def value():\n    return 0  # bug\n"  # ~110 KB, the bug at its end
+
+
+def accepted(n: int, whole: bool) -> list[AcceptedChange]:
+    fixed = MODULE.replace("return 0  # bug", "return 1")
+    return [AcceptedChange(test_id=tid(i), attempt=1, edit_set=EditSet(edits=[Edit(path=f"calc/m{i:03d}.py",
+                                                                                   content=fixed)]))
+            if whole else AcceptedChange(test_id=tid(i), attempt=1,
+                                         changes=[change_between(f"calc/m{i:03d}.py", MODULE, fixed)])
+            for i in range(n)]
+
+
+def test_accepted_fixes_weigh_what_they_change_not_their_files():
+    # The issue's run: 200 fixes accepted in large modules. As whole files they weighed far over 2 MiB.
+    whole = sum(len(c.model_dump_json()) for c in accepted(200, whole=True))
+    compact = sum(len(c.model_dump_json()) for c in accepted(200, whole=False))
+    assert whole > 2 * 1024 * 1024 * 4
+    assert compact < 100 * 1024, compact
+
+
+def test_a_payload_over_the_limit_fails_loudly_before_temporal_refuses_it():
+    payload = AcceptedChange(test_id="t", attempt=1, edit_set=EditSet(edits=[Edit(path="m.py", content=MODULE * 12)]))
+    with pytest.raises(StateTooLarge) as caught:
+        guarded("the state the run continues as new with", payload)
+    assert caught.value.type == STATE_TOO_LARGE and caught.value.non_retryable
+    assert re.match(r"the state the run continues as new with would be 1\.\d\d MiB, over the run's limit of 1\.00 MiB",
+                    caught.value.message), caught.value.message
+    assert MOST_PAYLOAD_BYTES < 2 * 1024 * 1024
+    small = AcceptedChange(test_id="t", attempt=1)
+    assert guarded("small", small) is small
+
+
+def make_project(root: Path, n: int) -> list[str]:
+    (root / "calc").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "calc" / "__init__.py").write_text("")
+    for i in range(n):
+        (root / "calc" / f"m{i:02d}.py").write_text(MODULE)
+    (root / "tests" / "test_values.py").write_text(
+        "".join(f"from calc import m{i:02d}\n" for i in range(n))
+        + "".join(f"\n\ndef test_value_{i:02d}():\n    assert m{i:02d}.value() == 1\n" for i in range(n)))
+    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n\n'
+                                         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    return [tid(i) for i in range(n)]
+
+
+async def test_a_run_whose_fixes_in_large_files_once_outgrew_the_limit_completes(temporal_env, scripted, tmp_path):
+    # 24 fixes in ~110 KB modules: carried as whole files, the accepted fixes alone were 2.6 MB.
+    failing = make_project(tmp_path / "p", 24)
+    scripted(scenario(24))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=8, max_batch=8, validation="queue", tests_per_run=8,
+                          test_impact=False)
+    summary, handle = await drive(temporal_env, request)
+    assert await replays(temporal_env.client, handle) >= 3  # it continued as new, carrying its accepted fixes
+
+    assert summary.state == "completed" and sorted(summary.fixed) == failing and summary.final.failed == 0
+    histories = await run_chain(temporal_env.client, handle.id, handle.first_execution_run_id or "")
+    largest = max(e.ByteSize() for h in histories for e in h.events)
+    assert largest < 256 * 1024, largest  # every event: a batch check's input, the continued state...
+    ws = Path(request.run_dir) / "workspace" / "calc"
+    assert all((ws / f"m{i:02d}.py").read_text() == MODULE.replace("return 0  # bug", "return 1") for i in range(24))
