@@ -2,13 +2,16 @@
 
 Outputs are streamed by the sandbox to files in an artifact folder; the
 parsed ``TestReport`` is written beside them. The fallbacks apply: a
-default command that is not found (exit 127, "No module named pytest") is
-replaced by the next fallback.
+default command the shell did not find (exit 127), or one that ran and
+exited non-zero without any test read from its output (``python -m pytest``
+without pytest), is replaced by the next fallback; the first command's run
+is kept when none reads a test. What a command printed never decides that
+it was not found: a runner that reported its tests and then failed to write
+its cache (``ENOENT`` in stderr) was found.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +27,8 @@ from ..sandbox.models import ExecResult, SandboxSettings
 from . import crash
 from .plan import REPORT_DIR, SuitePlan
 
-NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
-                       r"could not determine executable to run")
+# The shell's exit status for a command it could not find.
+NOT_FOUND_EXIT = 127
 
 
 class CompletedRun(BaseModel):
@@ -61,10 +64,15 @@ def _output_end(ex: ExecResult, chars: int) -> str:
 
 
 def _not_found(ex: ExecResult) -> bool:
-    if ex.exit_code == 127:
-        return True
-    tail = _stderr_end(ex, 4000)
-    return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
+    """Whether the shell did not find the command (its exit status says it)."""
+    return ex.exit_code == NOT_FOUND_EXIT
+
+
+def _try_next(ex: ExecResult, report: TestReport) -> bool:
+    """Whether a command that was found is still worth replacing by the next
+    fallback: it exited non-zero by itself (not a signal, not its time
+    limit) and no test could be read from it."""
+    return not report.tests and ex.exit_code not in (0, None) and ex.exit_code < 128 and not ex.timed_out
 
 
 def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> TestReport:
@@ -131,23 +139,30 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
                 exit_code=build.exit_code, stderr=_stderr_end(build, 2000),
             )
     candidates = [command] if command else [plan.test_command, *plan.fallback_commands]
-    test = None
+    found: tuple[ExecResult, TestReport] | None = None  # the first command found that read nothing
+    test, report = None, None
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
         test = await _exec(wrap(cmd) if wrap else cmd, workspace, out_dir / f"test-{i}", settings, heartbeat,
                            plan.environment)
-        if not _not_found(test):
+        if _not_found(test):
+            continue
+        report = _read(test, workspace, out_dir, plan.framework)
+        if not _try_next(test, report):
             break
+        found = found or (test, report)
+    else:
+        if found is not None:
+            test, report = found
     assert test is not None
-    if _not_found(test):
+    if report is None:
         raise GreenloopError(
             f"Test command not found: {test.command}", kind=ErrorKind.COMMAND_NOT_FOUND,
             command=test.command, exit_code=test.exit_code,
             stderr=_stderr_end(test, 2000),
             suggestion="install the project's dependencies, or give --test-command",
         )
-    report = _read(test, workspace, out_dir, plan.framework)
     crash.mark_isolated(plan.framework, report, test, settings.memory_mb)
     why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test, workspace)
     if why or scopes:
@@ -158,5 +173,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
         report.timed_out = True
         report.warnings.append(f"the run was killed after its time limit ({test.command})")
     report.warnings.extend(test.warnings)
+    if test.truncated:
+        report.output_cut_bytes = settings.output_bytes
     (out_dir / "report.json").write_text(report.model_dump_json(indent=1))
     return CompletedRun(report=report, build=build, test=test, artifacts=str(out_dir))
