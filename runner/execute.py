@@ -57,7 +57,7 @@ def _stderr_end(ex: ExecResult, chars: int) -> str:
     return (ex.stderr_head + ex.stderr_tail)[-chars:]
 
 
-def _output_end(ex: ExecResult, chars: int) -> str:
+def output_end(ex: ExecResult, chars: int) -> str:
     """The end of a command's stdout, then of its stderr (where crashes are told)."""
     out = (ex.stdout_tail or ex.stdout_head).strip()[-chars // 2:]
     return "\n".join(part for part in (out, _stderr_end(ex, chars // 2).strip()) if part)
@@ -168,7 +168,7 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
     if why or scopes:
         report = await _one_test_died(plan, test, report, why, scopes, workspace, out_dir, settings, heartbeat)
     if not report.output_tail and not (report.tests and report.per_test):  # what a person reads instead
-        report.output_tail = _output_end(test, 1500) or None
+        report.output_tail = output_end(test, 1500) or None
     if test.timed_out:
         report.timed_out = True
         report.warnings.append(f"the run was killed after its time limit ({test.command})")
