@@ -39,6 +39,12 @@ class ProjectEnvironment(BaseModel):
     toolchain: str = ""  # interpreter/toolchain versions the key includes
 
 
+# What a setup script that fell back to another way writes in the environment's
+# folder: its first line says what it used (added to the environment's reason),
+# then ``unset NAME`` lines name the variables test runs must not get.
+FALLBACK_FILE = "fallback.txt"
+
+
 class Recipe(BaseModel):
     """How to build one project's environment: the script the setup runs in
     the sandbox (with network), in the environment's own directory, and what

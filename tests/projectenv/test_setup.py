@@ -198,3 +198,17 @@ async def test_vitest_writes_its_cache_beside_the_shared_environment_and_every_r
     cache_dir = vitest_project / "node_modules" / ".vite"
     assert cache_dir.is_dir() and not cache_dir.is_symlink()  # the workspace's, not the environment's
     assert not (Path(environment.links["node_modules"]) / ".vite").exists()
+
+
+async def test_bundler_without_its_registry_installs_from_the_gems_on_this_machine_and_says_so(home, tmp_path):
+    # The gem registry is not reachable from here (Bundler exits 17); rake is installed on the machine.
+    ws = git_init(write(tmp_path / "gems", {"Gemfile": 'source "https://rubygems.org"\ngem "rake"\n',
+                                            "Rakefile": "task(:default) { puts 'rake ran' }\n"}))
+    environment = await set_up(ws, "ruby", "generic", SETTINGS, tmp_path / "setup")
+    assert environment.source == "built" and environment.ecosystem == "ruby"
+    assert "`bundle install --local` (the registry could not be reached)" in environment.reason
+    assert "BUNDLE_PATH" not in environment.env  # the gems are the machine's, not under the environment
+    plan = plan_tests(ws, language="ruby", framework="generic", test_command="bundle exec rake")
+    run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "suite", SETTINGS)
+    assert run.test is not None and run.test.exit_code == 0, run.test
+    assert "rake ran" in run.test.stdout_head + run.test.stdout_tail
