@@ -95,5 +95,20 @@ def test_env(environment: ProjectEnvironment, workspace: Path) -> dict[str, str]
     return env
 
 
+def caches(environment: ProjectEnvironment, backend: str) -> tuple[dict[str, str], list[Mount]]:
+    """The environment's build caches for a test run on ``backend``: their
+    variables and writable mounts. They live beside the environment, keyed
+    like it, one set per backend (each runs as its own user), so every run,
+    worktree and batch of the project starts warm."""
+    if not environment.caches or not environment.root:
+        return {}, []
+    root = Path(f"{environment.root}.caches-{backend}")
+    env: dict[str, str] = {}
+    for var, name in environment.caches.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        env[var] = str(root / name)
+    return env, [Mount(path=str(root), writable=True)]
+
+
 def mounts(environment: ProjectEnvironment) -> list[Mount]:
     return [Mount(path=p) for p in environment.mounts if os.path.isdir(p)]

@@ -27,6 +27,9 @@ class ProjectEnvironment(BaseModel):
     links: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     mounts: list[str] = Field(default_factory=list)
+    # Toolchain build caches every test run keeps, beside the environment and keyed
+    # like it (``attach.caches``): variable -> the cache's folder name (GOCACHE -> go-build).
+    caches: dict[str, str] = Field(default_factory=dict)
     # How it was made.
     key: str = ""  # the cache key: manifests' content and toolchain versions
     root: str | None = None  # the cached environment's directory (None: nothing to cache)

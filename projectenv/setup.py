@@ -113,7 +113,7 @@ def _for_tests(recipe: Recipe, folder: Path) -> ProjectEnvironment:
         ecosystem=recipe.ecosystem, path_first=[str(folder / p) for p in recipe.path_first],
         import_roots=recipe.import_roots, links={n: str(folder / t) for n, t in recipe.links.items()},
         env=env, mounts=[str(folder)], root=str(folder), manifests=recipe.manifests, toolchain=recipe.toolchain,
-        reason=recipe.reason)
+        caches=toolchains.BUILD_CACHES.get(recipe.ecosystem, {}), reason=recipe.reason)
 
 
 async def set_up(workspace: Path, language: str, framework: str, settings: SandboxSettings, out_dir: Path, *,

@@ -73,6 +73,11 @@ def recipe(root: Path, language: str) -> Recipe | None:
     return None
 
 
+# The build caches a toolchain keeps between runs (variable -> folder name, ``attach.caches``):
+# Go's build cache is safe for concurrent use by several go commands.
+BUILD_CACHES = {"go": {"GOCACHE": "go-build"}}
+
+
 def test_env(ecosystem: str, root: str) -> dict[str, str]:
     """What an offline test run needs to find the downloads (and not try the network)."""
     return {

@@ -47,6 +47,10 @@ async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxS
     from .. import sandbox  # the sandbox owns isolation and limits
 
     env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
+    if environment is not None and environment.caches:
+        _, backend, _ = sandbox.choose_backend(settings.backend)
+        more, writable = attach.caches(environment, backend)
+        env, mounts = {**(env or {}), **more}, [*mounts, *writable]
     return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
 

@@ -212,3 +212,33 @@ async def test_bundler_without_its_registry_installs_from_the_gems_on_this_machi
     run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "suite", SETTINGS)
     assert run.test is not None and run.test.exit_code == 0, run.test
     assert "rake ran" in run.test.stdout_head + run.test.stdout_tail
+
+
+async def test_go_runs_keep_their_build_cache_beside_the_environment(home, tmp_path):
+    # The sandbox's home is new every run: without a kept GOCACHE each run rebuilds the standard library.
+    ws = git_init(write(tmp_path / "sums", {
+        "go.mod": "module example.com/sums\n\ngo 1.19\n",
+        "sums.go": "package sums\n\nfunc Add(a, b int) int { return a - b }\n",
+        "sums_test.go": """
+            package sums
+
+            import "testing"
+
+            func TestAdd(t *testing.T) { if Add(2, 2) != 4 { t.Fatal("bad") } }
+            func TestZero(t *testing.T) { if Add(0, 0) != 0 { t.Fatal("bad") } }
+            """,
+    }))
+    plan = plan_tests(ws, test_command="go test -json ./...")
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS, tmp_path / "setup")
+    assert environment.caches == {"GOCACHE": "go-build"}
+    plan = plan.model_copy(update={"environment": environment})
+    kept = Path(f"{environment.root}.caches-{BACKEND}") / "go-build"
+    run = await run_tests(plan, ws, tmp_path / "one", SETTINGS)
+    assert _statuses(run) == {"example.com/sums::TestAdd": Status.FAILED, "example.com/sums::TestZero": Status.PASSED}
+    entries = sum(1 for p in kept.rglob("*") if p.is_file())
+    assert entries > 100  # the standard library's and the package's build, kept
+    tree = tmp_path / "trees" / "t"
+    worktree.create(ws, tree)  # a worktree of the same project starts warm from the same cache
+    run = await run_tests(plan, tree, tmp_path / "two", SETTINGS)
+    assert run.report.totals.failed == 1 and run.report.totals.passed == 1
+    assert sum(1 for p in kept.rglob("*") if p.is_file()) < entries + 50  # reused, not rebuilt
