@@ -2,12 +2,12 @@
 
 Outputs are streamed by the sandbox to files in an artifact folder; the
 parsed ``TestReport`` is written beside them. The fallbacks apply: a
-default command the shell did not find (exit 127), or one that ran and
-exited non-zero without any test read from its output (``python -m pytest``
-without pytest), is replaced by the next fallback; the first command's run
-is kept when none reads a test. What a command printed never decides that
-it was not found: a runner that reported its tests and then failed to write
-its cache (``ENOENT`` in stderr) was found.
+default command the shell did not find (exit 127) is replaced by the next
+fallback. What a command printed never decides that it was not found: a
+runner that reported its tests and then failed to write its cache
+(``ENOENT`` in stderr) was found, and a suite that dies before any test
+(an INTERNALERROR, a runner's own exit) is that suite's state, not a reason
+to try another runner.
 """
 
 from __future__ import annotations
@@ -70,13 +70,6 @@ def output_end(ex: ExecResult, chars: int) -> str:
 def _not_found(ex: ExecResult) -> bool:
     """Whether the shell did not find the command (its exit status says it)."""
     return ex.exit_code == NOT_FOUND_EXIT
-
-
-def _try_next(ex: ExecResult, report: TestReport) -> bool:
-    """Whether a command that was found is still worth replacing by the next
-    fallback: it exited non-zero by itself (not a signal, not its time
-    limit) and no test could be read from it."""
-    return not report.tests and ex.exit_code not in (0, None) and ex.exit_code < 128 and not ex.timed_out
 
 
 def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> TestReport:
@@ -143,30 +136,23 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
                 exit_code=build.exit_code, stderr=_stderr_end(build, 2000),
             )
     candidates = [command] if command else [plan.test_command, *plan.fallback_commands]
-    found: tuple[ExecResult, TestReport] | None = None  # the first command found that read nothing
-    test, report = None, None
+    test = None
     for i, cmd in enumerate(candidates):
         shutil.rmtree(reports, ignore_errors=True)
         reports.mkdir(parents=True, exist_ok=True)
         test = await _exec(wrap(cmd) if wrap else cmd, workspace, out_dir / f"test-{i}", settings, heartbeat,
                            plan.environment)
-        if _not_found(test):
-            continue
-        report = _read(test, workspace, out_dir, plan.framework)
-        if not _try_next(test, report):
+        if not _not_found(test):
             break
-        found = found or (test, report)
-    else:
-        if found is not None:
-            test, report = found
     assert test is not None
-    if report is None:
+    if _not_found(test):
         raise GreenloopError(
             f"Test command not found: {test.command}", kind=ErrorKind.COMMAND_NOT_FOUND,
             command=test.command, exit_code=test.exit_code,
             stderr=_stderr_end(test, 2000),
             suggestion="install the project's dependencies, or give --test-command",
         )
+    report = _read(test, workspace, out_dir, plan.framework)
     crash.mark_isolated(plan.framework, report, test, settings.memory_mb)
     why, scopes = crash.died(test), crash.dead_scopes(plan.framework, report, test, workspace)
     if why or scopes:

@@ -203,8 +203,8 @@ def _cli_lines(summary) -> str:
 
 
 async def test_a_suite_whose_output_passes_the_cap_says_so_everywhere(temporal_env, tmp_path):
-    # 200 kB printed before the first test, under a 64 kB cap (the run's output_bytes setting)
-    repo = calc_project(tmp_path / "repo", **{"tests/conftest.py": "print('x' * 200_000)\n"})
+    # output without end before the first test, under a 64 kB cap (the run's output_bytes setting)
+    repo = calc_project(tmp_path / "repo", **{"tests/conftest.py": "while True:\n    print('x' * 1000)\n"})
     summary, report = await stopped_early(temporal_env, repo, tmp_path, framework="pytest",
                                           test_command="python -m pytest -s",
                                           sandbox=SandboxSettings(backend=BACKEND, timeout_s=120,
