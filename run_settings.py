@@ -164,6 +164,11 @@ SETTINGS: tuple[Setting, ...] = (
             bounds={"ge": 1}, description="the setup's time limit, seconds"),
     Setting(name="memory_mb", field="sandbox.memory_mb", toml="sandbox.memory_mb", bounds={"ge": 64},
             description="memory of every sandboxed command, MB"),
+    Setting(name="output_bytes", field="sandbox.output_bytes", option="--output-bytes",
+            help="The most a test run may print (bytes); past it the run is stopped and says so.",
+            toml="sandbox.output_bytes", bounds={"ge": 1024},
+            description="the most output (stdout and stderr) a sandboxed command may print, bytes: "
+                        "past it the run is stopped, and the run says its output was cut"),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}

@@ -32,6 +32,7 @@ toolchains() {  # the live runs' sample projects and the crash tests (see .ci/se
   command -v cargo >/dev/null || need+=(cargo)
   command -v go >/dev/null || need+=(golang-go)
   command -v cmake >/dev/null || need+=(cmake g++)
+  command -v bundle >/dev/null || need+=(ruby-bundler rake)  # Bundler's offline setup (tests/projectenv)
 }
 browser() {  # Debian's chromium: the Web UI tests and the rendered report.html
   [ -x /usr/bin/chromium ] || need+=(chromium)

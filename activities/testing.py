@@ -25,7 +25,7 @@ from ..runner import impact
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan
 from ..runner.plan import plan_tests as make_plan
-from ..runner.readable import unreadable_reason
+from ..runner.readable import caveats, unreadable_reason
 from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import tests_command
 from ..sandbox.models import SandboxSettings
@@ -163,7 +163,8 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
         label=inp.label, report_path=str(out / "report.json"), statuses_path=str(out / "statuses.json"),
         totals=report.totals, build_error=report.build_error,
         timed_out=report.timed_out, exit_code=report.exit_code, per_test=report.per_test,
-        warnings=report.warnings[:20], duration_s=duration_s, unreadable=unreadable,
+        warnings=report.warnings[:20], duration_s=duration_s, unreadable=unreadable, caveats=caveats(report),
+        output_cut=report.output_cut_bytes is not None,
         focus=inp.focus, focus_status=focus.status if focus else None, impact=impact_path,
     )
     if inp.compare_to is not None:

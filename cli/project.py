@@ -16,11 +16,12 @@ from .. import project_config
 from ..domain.errors import ErrorKind, GreenloopError
 from ..projectenv.setup import recipe_for, set_up
 from ..run_settings import IN_FILE, Setting
-from ..runner.execute import run_tests
+from ..runner.execute import output_end, run_tests
 from ..runner.plan import SuitePlan, plan_tests
+from ..runner.readable import caveats
 from ..workspace import prepare as prep
 from .output import console, fail, finish
-from .runs import build_request
+from .runs import OUTPUT_CUT_STEP, build_request
 
 
 def _root(path: Path) -> Path:
@@ -116,11 +117,16 @@ async def diagnose(root: Path, backend: str | None, workdir: Path) -> tuple[bool
     report, t = run.report, run.report.totals
     lines.append(f"suite: exit {report.exit_code}; {t.total} test(s): {t.passed} passed, {t.failed} failed, "
                  f"{t.errored} errored, {t.skipped} skipped (sandbox: {run.test.backend if run.test else '?'})")
+    lines += [f"caution: {c}" for c in caveats(report)]
     if report.timed_out:
         return False, [*lines, "the suite timed out: raise [sandbox] timeout"]
     if not report.per_test or t.total == 0:
-        return False, [*lines, "Greenloop cannot read per-test results from this suite's output: set test_command "
-                               "and framework in greenloop.toml"]
+        tail = (report.output_tail or "").strip() or (output_end(run.test, 1500).strip() if run.test else "")
+        return False, [*lines, *report.warnings[:5],
+                       *(["--- the end of the suite's output ---", tail, "---"] if tail else ["(the suite printed nothing)"]),
+                       OUTPUT_CUT_STEP if report.output_cut_bytes is not None else
+                       "Greenloop cannot read per-test results from this suite's output: set test_command "
+                       "and framework in greenloop.toml"]
     return True, [*lines, "Greenloop can read this suite's per-test results"]
 
 

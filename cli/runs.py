@@ -100,7 +100,9 @@ def _print_summary(summary: RunSummary) -> None:
                   f"${summary.usage.cost_usd:.4f}{queue}")
     if summary.reason and summary.state != "completed":
         console.print(f"  why: {escape(summary.reason)}")
-    if next_step := NEXT_STEPS.get(summary.state):
+    for caveat in summary.caveats:
+        console.print(f"  [yellow]caution[/]: {escape(caveat)}")
+    if next_step := OUTPUT_CUT_STEP if summary.output_cut else NEXT_STEPS.get(summary.state):
         console.print(f"  next: {next_step}")
     for label, value in (("report", summary.report_html), ("markdown", summary.report_markdown),
                          ("junit", summary.junit_after), ("patch", summary.patch), ("branch", summary.branch),
@@ -119,6 +121,11 @@ NEXT_STEPS = {
     "setup_failed": "fix the project's setup (the end of its log is above), or give its setup command in "
                     "greenloop.toml, then run again",
 }
+
+
+# What to do about a suite whose output passed the cap (whatever the run's outcome).
+OUTPUT_CUT_STEP = ("raise the output cap (--output-bytes, or output_bytes in greenloop.toml's [sandbox]), "
+                   "or make the suite print less (a quieter reporter, less logging)")
 
 
 def _answer_hint(run_id: str, test_id: str) -> live.ShellCommand:

@@ -100,6 +100,27 @@ def take_apart(command: str, runner_end: Callable[[list[str]], int | None],
     return None
 
 
+def insert_options(command: str, runner_end: Callable[[list[str]], int | None], value_options: set[str],
+                   options: list[str]) -> str | None:
+    """``command`` with ``options`` put in the runner's last call before its
+    first path (what a runner that reads options only before its paths needs:
+    ``node --test``); ``value_options`` take the next word as their value.
+    Every other segment stays as it was. None when no segment calls the runner."""
+    segments = split_segments(command)
+    for k in range(len(segments) - 1, -1, -1):
+        op, segment = segments[k]
+        words = raw_words(segment)
+        end = None if op == "|" else runner_end(words)
+        if end is None:
+            continue
+        at = end
+        while at < len(words) and (v := unquote(words[at])).startswith("-") and v != "-" and v != "--":
+            at += 2 if v in value_options and at + 1 < len(words) else 1
+        segments[k] = (op, " ".join([*words[:at], *options, *words[at:]]))
+        return "".join(f" {o} {s}" if o else s for o, s in segments)
+    return None
+
+
 # ---------------------------------------------------------------------- name patterns
 
 

@@ -75,6 +75,9 @@ class TestResult(BaseModel):
     # Where the test came from when the id alone does not say it: a cargo test
     # binary, a Go package, a JUnit class. Used to select the test again.
     suite: str | None = None
+    # The id the runner printed, when it printed it for several distinct tests
+    # and this one was numbered apart (``merge.repeats``): what selects it.
+    printed: str | None = None
 
     @field_validator("message")
     @classmethod
@@ -112,6 +115,12 @@ class TestReport(BaseModel):
     # ("failed+errored") or "total", to a count. The normalizer checks the
     # tests against it and warns where they differ.
     summary_counts: dict[str, int] = Field(default_factory=dict)
+    # How the per-test results disagree with that summary, when they do: the
+    # run's counts are not the runner's, which every view of the run says.
+    miscount: str | None = None
+    # The output cap the run's output passed, in bytes, when the sandbox cut it
+    # there and stopped the run (the parser read what came before).
+    output_cut_bytes: int | None = None
     # Where the output places a test without naming its definition (a
     # failure's line, a stack frame), by id: the normalizer uses it only for
     # a test its framework's ``locate`` cannot find in the sources. Working

@@ -745,6 +745,7 @@ DEFAULT_INVOCATION = "node --test"
 REPORT_OPTIONS = (" --test-reporter=spec --test-reporter-destination=stdout"
                   " --test-reporter=junit --test-reporter-destination={reports}/node.xml")
 SELECTION_REPORTS = "options"  # node reads options only before its test files
+OPTIONS_BEFORE_PATHS = True
 
 
 def select(tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:

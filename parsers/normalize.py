@@ -7,15 +7,16 @@ its tests, and a report without per-test results saying so (with the
 output's tail for a human). Each rule that changes something or finds a
 disagreement records a warning, so a parser bug shows instead of hiding.
 
-A test read twice is merged by the one rule in ``merge.py``, which the
-parsers use too.
+An id a parser listed more than once is decided by ``merge.repeats``:
+distinct tests that print one name are numbered apart, a test read twice
+is merged by the one rule the parsers use too.
 """
 
 from __future__ import annotations
 
 from .locate import Location, SourceIndex
-from .merge import merge
-from .models import Status, TestReport, TestResult
+from .merge import repeats
+from .models import Status, TestReport
 from .run_output import RunOutput
 
 
@@ -38,7 +39,8 @@ def check_totals(report: TestReport) -> None:
     if wrong:
         said = ", ".join(f"{n} {k}" for k, n, _ in wrong)
         have = ", ".join(f"{h} {k}" for k, _, h in wrong)
-        report.warnings.append(f"the {report.framework} summary counted {said}; the per-test results have {have}")
+        report.miscount = f"the {report.framework} summary counted {said}; the per-test results have {have}"
+        report.warnings.append(report.miscount)
 
 
 def fill_locations(report: TestReport, run: RunOutput) -> None:
@@ -75,17 +77,9 @@ def fill_locations(report: TestReport, run: RunOutput) -> None:
 
 def finish(report: TestReport, run: RunOutput) -> TestReport:
     """Apply the rules above to a parser's report (in place) and return it."""
-    by_id: dict[str, TestResult] = {}
-    twice: list[str] = []
-    for t in report.tests:
-        if t.id in by_id:
-            merge(by_id[t.id], t)
-            twice.append(t.id)
-        else:
-            by_id[t.id] = t
-    if twice:
-        report.tests = list(by_id.values())
-        report.warnings.append(f"{len(twice)} result(s) repeated an id and were merged: {', '.join(twice[:5])}")
+    report.tests, said = repeats(report.tests, report.summary_counts.get("total"))
+    if said:
+        report.warnings.append(said)
     fill_locations(report, run)
     check_totals(report)
     report.timed_out = report.timed_out or any(t.timed_out for t in report.tests)

@@ -31,8 +31,12 @@ selection (``runner/select.py`` builds the command that runs exactly the chosen 
         ``DEFAULT_INVOCATION``: ``"end"``, ``"options"`` (before the selector), or None.
 
 report flags (``runner/plan.py`` adds them to a command Greenloop built)
-    ``REPORT_OPTIONS``  what to append so the run also writes a machine-readable report
+    ``REPORT_OPTIONS``  what to add so the run also writes a machine-readable report
         under ``{reports}`` (relative to where the run runs). Default: "" (console only).
+    ``OPTIONS_BEFORE_PATHS``  the runner reads options only before its paths (``node --test
+        test/ --x`` takes ``--x`` for a file): what Greenloop adds to its call (report
+        flags, ``suite_options``) goes right after the runner's words. Default: False
+        (appended at the end of the command).
 
 crash resume (``runner/crash.py``; a framework without these keeps what its output says)
     ``RESUMABLE``  the suite is run again after its runner died, without the tests done.
@@ -155,6 +159,10 @@ class Plugin:
     # -- reports
     def report_options(self, reports: str) -> str:
         return str(self._get("REPORT_OPTIONS", "")).format(reports=reports)
+
+    @property
+    def options_before_paths(self) -> bool:
+        return bool(self._get("OPTIONS_BEFORE_PATHS", False))
 
     # -- crash resume
     @property

@@ -22,7 +22,7 @@ import ast
 import fnmatch
 import re
 import shlex
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -179,15 +179,27 @@ class _Entry:
 class _Segment:
     """One test run (one ``Ran N tests`` summary, or the unfinished tail)."""
 
-    entries: dict[str, _Entry] = field(default_factory=dict)
+    # Every verbose line's test in order: distinct tests may print one name.
+    entries: list[_Entry] = field(default_factory=list)
     current: _Entry | None = None
     pending_desc: str | None = None
     dots: list[str] = field(default_factory=list)
     dots_alt: list[str] = field(default_factory=list)
     blocks: dict[str, _Block] = field(default_factory=dict)
+    # The blocks after the first one of a name (distinct tests printing one name), in order.
+    more_blocks: dict[str, list[_Block]] = field(default_factory=dict)
     ran: int | None = None
     counts: dict[str, int] = field(default_factory=dict)
     finished: bool = False
+
+    @property
+    def entry_ids(self) -> set[str]:
+        return {e.id for e in self.entries}
+
+    def blocks_of(self, tid: str) -> list[_Block]:
+        """Every failure block of ``tid``, in order."""
+        first = self.blocks.get(tid)
+        return [first, *self.more_blocks.get(tid, [])] if first is not None else []
 
 
 class _Reader:
@@ -296,8 +308,11 @@ class _Reader:
 
     def _open(self, tid: str) -> None:
         seg = self.seg
-        entry = seg.entries.get(tid) or _Entry(tid)
-        seg.entries[tid] = entry
+        cur = seg.current
+        if cur is not None and cur.id == tid and cur.status is None:
+            return  # (the same test's line again: its docstring came between)
+        entry = _Entry(tid)
+        seg.entries.append(entry)
         seg.current = entry
 
     def _status(self, text: str) -> None:
@@ -351,7 +366,10 @@ class _Reader:
 
     def _close_block(self) -> None:
         if self.block is not None:
-            self.seg.blocks.setdefault(self.block.id, self.block)
+            if self.block.id in self.seg.blocks:
+                self.seg.more_blocks.setdefault(self.block.id, []).append(self.block)
+            else:
+                self.seg.blocks[self.block.id] = self.block
             self.block = None
 
 
@@ -873,10 +891,9 @@ def parse(run: RunOutput) -> TestReport:
     index = SourceIndex(run.sources_root)
     src = _Sources(index, _main_file(run.command, index))
     killed = run.killed_by_timeout
-    tests: dict[str, TestResult] = {}
+    tests: list[TestResult] = []
     for seg in segments:
-        for tid, status, hung, entry in _resolve(seg, src, run, report):
-            block = seg.blocks.get(tid)
+        for tid, status, hung, entry, block in _resolve(seg, src, run, report):
             file, line = _import_error_at(src, tid, block) if tid.startswith(FAILED_TEST) else (None, None)
             message = block.message if block is not None else None
             if entry is not None and entry.reason is not None:
@@ -885,12 +902,12 @@ def parse(run: RunOutput) -> TestReport:
                 message = ("killed by timeout while this test was running (no result printed)" if killed
                            else "the run ended while this test was running (no result printed)")
             word = entry.word if entry is not None else None
-            tests[tid] = TestResult(
+            tests.append(TestResult(
                 id=tid, status=status, file=file, line=line, message=message,
                 details=block.details if block is not None else None, timed_out=hung and killed,
                 native_status=word if word in ("skipped", "expected failure", "unexpected success") else None,
-            )
-    report.tests = list(tests.values())
+            ))
+    report.tests = tests
     report.summary_counts = _summary_counts(segments, report.tests)
     report.build_error = any(t.id.startswith(FAILED_TEST) for t in report.tests)
     report.timed_out = killed
@@ -927,26 +944,37 @@ def _summary_counts(segments: list[_Segment], tests: list[TestResult]) -> dict[s
 
 
 def _resolve(seg: _Segment, src: _Sources, run: RunOutput,
-             report: TestReport) -> list[tuple[str, Status, bool, _Entry | None]]:
-    """The tests of one run segment: (id, status, hung, verbose entry)."""
-    out: list[tuple[str, Status, bool, _Entry | None]] = []
-    has_subs = {_base_id(t) for t in [*seg.entries, *seg.blocks] if _base_id(t) != t}
+             report: TestReport) -> list[tuple[str, Status, bool, _Entry | None, _Block | None]]:
+    """The tests of one run segment: (id, status, hung, verbose entry, failure
+    block). Distinct tests that print one name are each listed (the
+    normalizer numbers them apart); the failure blocks of a name go to its
+    failing entries in order."""
+    out: list[tuple[str, Status, bool, _Entry | None, _Block | None]] = []
+    has_subs = {_base_id(t) for t in [*seg.entry_ids, *seg.blocks] if _base_id(t) != t}
     if seg.entries:
-        last = list(seg.entries.values())[-1]
+        last = seg.entries[-1]
         hung = last.id if last.status is None and last.id not in seg.blocks and not seg.finished else None
-        for e in seg.entries.values():
+        queues = {tid: seg.blocks_of(tid) for tid in seg.blocks}
+        once = Counter(e.id for e in seg.entries)
+        for e in seg.entries:
             if e.status is not None:
-                out.append((e.id, e.status, False, e))
-            elif e.id in seg.blocks:
-                out.append((e.id, KIND_STATUS[seg.blocks[e.id].kind], False, e))
-            elif e.id == hung:
-                out.append((e.id, Status.FAILED, True, e))
+                queue = queues.get(e.id)
+                if e.status in KIND_STATUS.values():
+                    block = queue.pop(0) if queue else None
+                else:  # a block after a printed pass (a clean-up's error) is the test's, if the name is its own
+                    block = seg.blocks.get(e.id) if once[e.id] == 1 else None
+                out.append((e.id, e.status, False, e, block))
+            elif queues.get(e.id):
+                block = queues[e.id].pop(0)
+                out.append((e.id, KIND_STATUS[block.kind], False, e, block))
+            elif e is last and e.id == hung:
+                out.append((e.id, Status.FAILED, True, e, None))
             elif e.id not in has_subs:  # (a parent's failing subtests are listed instead)
-                out.append((e.id, Status.PASSED, False, e))
+                out.append((e.id, Status.PASSED, False, e, None))
                 report.warnings.append(f"{e.id}: no status was printed (interleaved output?); assumed passed")
-        for bid, block in seg.blocks.items():
-            if bid not in seg.entries:
-                out.append((bid, KIND_STATUS[block.kind], False, None))
+        for bid, queue in queues.items():
+            if bid not in once:  # (a listed test's blocks are its entries')
+                out.extend((bid, KIND_STATUS[b.kind], False, None, b) for b in queue)
         return out
     variants = list(dict.fromkeys(["".join(seg.dots), "".join(seg.dots_alt)]))
     for plan in _plans(run.command, src.main_file):
@@ -954,13 +982,13 @@ def _resolve(seg: _Segment, src: _Sources, run: RunOutput,
         for chars in variants:
             aligned = _align(suite, seg, chars, run.killed_by_timeout)
             if aligned is not None:
-                return [(tid, st, hung, None) for tid, st, hung in aligned]
+                return [(tid, st, hung, None, seg.blocks.get(tid)) for tid, st, hung in aligned]
     if seg.dots or seg.ran:
         report.warnings.append(
             "could not map unittest's progress output to test names from the sources; "
             "only the tests named in failure blocks are listed")
-    for bid, block in seg.blocks.items():
-        out.append((bid, KIND_STATUS[block.kind], False, None))
+    for bid in seg.blocks:
+        out.extend((bid, KIND_STATUS[b.kind], False, None, b) for b in seg.blocks_of(bid))
     return out
 
 

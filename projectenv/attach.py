@@ -1,8 +1,13 @@
 """How a test run uses a project's environment: the workspace (or worktree)
-being tested gets its links (``node_modules`` -> the cached one), and the
+being tested gets its links (``node_modules`` showing the cached one), and the
 sandboxed command gets the environment's PATH, the workspace's import roots
 first on PYTHONPATH (so the code under test is always that workspace's,
-whatever is installed), its variables, and the environment read-only."""
+whatever is installed), its variables, and the environment read-only.
+
+A link is a folder of the workspace's own whose entries link to the cached
+folder's, not one link to it: the environment stays shared and read-only,
+and a runner still writes where it always writes (vitest's and Vite's
+``node_modules/.vite``, Babel's ``node_modules/.cache``), in the workspace."""
 
 from __future__ import annotations
 
@@ -32,19 +37,48 @@ def _exclude(workspace: Path, name: str) -> None:
             f.write(("\n" if text and not text.endswith("\n") else "") + line + "\n")
 
 
+# In a folder of links: the environment folder it shows.
+SHOWS = ".greenloop-shows"
+
+
+def shows(here: Path) -> str | None:
+    """The environment folder ``here`` is a folder of links to, None when it is not one."""
+    mark = here / SHOWS
+    return mark.read_text() if not here.is_symlink() and mark.is_file() else None
+
+
 def link(environment: ProjectEnvironment, workspace: Path) -> None:
-    """Make the environment's links in ``workspace``; a directory already there
-    is replaced (it is the run's copy of what the setup judged untrustworthy)."""
+    """Make the environment's links in ``workspace``: each a folder whose
+    entries link to the target's (what a runner writes there stays the
+    workspace's); one already there for the same target is brought up to
+    date, anything else there is replaced (it is the run's copy of what the
+    setup judged untrustworthy). The workspace's own folder, when it is the
+    target, is left as it is."""
     for name, target in environment.links.items():
         here = workspace / name
         if os.path.realpath(here) == os.path.realpath(target):
             continue
-        if here.is_symlink() or here.is_file():
-            here.unlink()
-        elif here.is_dir():
-            shutil.rmtree(here)
-        here.symlink_to(target, target_is_directory=True)
+        if shows(here) != target:
+            if here.is_symlink() or here.is_file():
+                here.unlink()
+            elif here.is_dir():
+                shutil.rmtree(here)
+            here.mkdir()
+            (here / SHOWS).write_text(target)
+        _fill(here, Path(target))
         _exclude(workspace, name)
+
+
+def _fill(here: Path, target: Path) -> None:
+    """Link every entry of ``target`` from ``here`` (what ``here`` has of its own is kept); drop
+    links to entries ``target`` no longer has."""
+    for entry in os.scandir(here):
+        if entry.is_symlink() and not os.path.exists(entry.path):
+            os.unlink(entry.path)
+    for entry in os.scandir(target):
+        mine = here / entry.name
+        if not os.path.lexists(mine):
+            mine.symlink_to(entry.path, target_is_directory=entry.is_dir())
 
 
 def test_env(environment: ProjectEnvironment, workspace: Path) -> dict[str, str]:
@@ -59,6 +93,21 @@ def test_env(environment: ProjectEnvironment, workspace: Path) -> dict[str, str]
         if venv:
             env["VIRTUAL_ENV"] = venv
     return env
+
+
+def caches(environment: ProjectEnvironment, backend: str) -> tuple[dict[str, str], list[Mount]]:
+    """The environment's build caches for a test run on ``backend``: their
+    variables and writable mounts. They live beside the environment, keyed
+    like it, one set per backend (each runs as its own user), so every run,
+    worktree and batch of the project starts warm."""
+    if not environment.caches or not environment.root:
+        return {}, []
+    root = Path(f"{environment.root}.caches-{backend}")
+    env: dict[str, str] = {}
+    for var, name in environment.caches.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        env[var] = str(root / name)
+    return env, [Mount(path=str(root), writable=True)]
 
 
 def mounts(environment: ProjectEnvironment) -> list[Mount]:

@@ -27,6 +27,9 @@ class ProjectEnvironment(BaseModel):
     links: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     mounts: list[str] = Field(default_factory=list)
+    # Toolchain build caches every test run keeps, beside the environment and keyed
+    # like it (``attach.caches``): variable -> the cache's folder name (GOCACHE -> go-build).
+    caches: dict[str, str] = Field(default_factory=dict)
     # How it was made.
     key: str = ""  # the cache key: manifests' content and toolchain versions
     root: str | None = None  # the cached environment's directory (None: nothing to cache)
@@ -37,6 +40,12 @@ class ProjectEnvironment(BaseModel):
     log_path: str | None = None  # the setup's output (None on a cache hit: nothing ran)
     duration_s: float = 0.0
     toolchain: str = ""  # interpreter/toolchain versions the key includes
+
+
+# What a setup script that fell back to another way writes in the environment's
+# folder: its first line says what it used (added to the environment's reason),
+# then ``unset NAME`` lines name the variables test runs must not get.
+FALLBACK_FILE = "fallback.txt"
 
 
 class Recipe(BaseModel):

@@ -22,7 +22,7 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount, SandboxSettings
 from . import cache, node, python, toolchains, trust
-from .models import ProjectEnvironment, Recipe
+from .models import FALLBACK_FILE, ProjectEnvironment, Recipe
 
 LOG_TAIL_CHARS = 3000
 # What the worker knows about reaching package registries (trusted CAs,
@@ -95,13 +95,25 @@ def _tail(result) -> str:
     return text.strip()[-LOG_TAIL_CHARS:]
 
 
+def _fell_back(made: ProjectEnvironment, folder: Path) -> ProjectEnvironment:
+    """``made`` as the setup script left it when it fell back (``FALLBACK_FILE``):
+    the reason says what it used, the variables it unset are gone."""
+    path = folder / FALLBACK_FILE
+    if not path.is_file():
+        return made
+    used, *rest = path.read_text().splitlines() or [""]
+    unset = {line.split(None, 1)[1].strip() for line in rest if line.startswith("unset ")}
+    return made.model_copy(update={"reason": f"{made.reason}: {used}" if used else made.reason,
+                                   "env": {k: v for k, v in made.env.items() if k not in unset}})
+
+
 def _for_tests(recipe: Recipe, folder: Path) -> ProjectEnvironment:
     env = toolchains.test_env(recipe.ecosystem, str(folder))
     return ProjectEnvironment(
         ecosystem=recipe.ecosystem, path_first=[str(folder / p) for p in recipe.path_first],
         import_roots=recipe.import_roots, links={n: str(folder / t) for n, t in recipe.links.items()},
         env=env, mounts=[str(folder)], root=str(folder), manifests=recipe.manifests, toolchain=recipe.toolchain,
-        reason=recipe.reason)
+        caches=toolchains.BUILD_CACHES.get(recipe.ecosystem, {}), reason=recipe.reason)
 
 
 async def set_up(workspace: Path, language: str, framework: str, settings: SandboxSettings, out_dir: Path, *,
@@ -178,6 +190,7 @@ async def set_up(workspace: Path, language: str, framework: str, settings: Sandb
                 kind=ErrorKind.SETUP_FAILED, log_tail=_tail(result), log=str(out_dir),
                 network=settings.setup_network,
                 suggestion="fix the project's manifests, or give a setup command in greenloop.toml")
+        made = _fell_back(made, folder)
         made = made.model_copy(update={"key": k, "source": "built", "commands": recipe.script,
                                        "log_path": str(out_dir),
                                        "duration_s": round(time.monotonic() - started, 3)})

@@ -13,7 +13,18 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from .models import Recipe
+from .models import FALLBACK_FILE, Recipe
+
+# Bundler exits 17 when it cannot reach its registry: then the gems installed on this machine
+# may do (``--local``, without the environment's BUNDLE_PATH, under which Bundler sees none of
+# them; what it would still install goes to the environment's GEM_HOME), the setup says so
+# (``FALLBACK_FILE``), and test runs do not get BUNDLE_PATH.
+BUNDLE_INSTALL = (
+    'cd project && { bundle install || { code=$?; [ "$code" = 17 ] || exit "$code"; '
+    'echo "greenloop: the gem registry cannot be reached; trying the gems installed here: '
+    'bundle install --local" >&2; env -u BUNDLE_PATH GEM_HOME="$GREENLOOP_ENV/gems" bundle install --local; '
+    f'printf "%s\\n" "gems installed on this machine by \\`bundle install --local\\` (the registry could not be '
+    f'reached)" "unset BUNDLE_PATH" > "$GREENLOOP_ENV/{FALLBACK_FILE}"; }}; }}')
 
 
 @cache
@@ -52,7 +63,7 @@ def recipe(root: Path, language: str) -> Recipe | None:
     if language == "ruby" and (root / "Gemfile").is_file() and _version(("bundle", "--version")):
         found = [f for f in ("Gemfile", "Gemfile.lock") if (root / f).is_file()]
         return Recipe(ecosystem="ruby", manifests=found, toolchain=_version(("bundle", "--version")),
-                      script=["cd project && bundle install"], stage_tree=True,
+                      script=[BUNDLE_INSTALL], stage_tree=True,
                       env={"BUNDLE_PATH": "{root}/bundle"}, reason="gems by `bundle install`")
     if language == "php" and (root / "composer.json").is_file() and _version(("composer", "--version")):
         found = [f for f in ("composer.json", "composer.lock") if (root / f).is_file()]
@@ -60,6 +71,11 @@ def recipe(root: Path, language: str) -> Recipe | None:
                       script=["cd project && composer install --no-interaction --no-scripts"], stage=found[1:],
                       links={"vendor": "project/vendor"}, reason="packages by `composer install`")
     return None
+
+
+# The build caches a toolchain keeps between runs (variable -> folder name, ``attach.caches``):
+# Go's build cache is safe for concurrent use by several go commands.
+BUILD_CACHES = {"go": {"GOCACHE": "go-build"}}
 
 
 def test_env(ecosystem: str, root: str) -> dict[str, str]:

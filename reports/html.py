@@ -94,6 +94,7 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
          + (f" ({escape(summary.framework)})" if summary.framework else "")),
         ("outcome", badge(summary.state.value) + " " + escape(headline(summary).split(": ", 1)[1])),
         ("before", escape(_totals_line(summary.initial, read=summary.baseline_read))),
+        *(("caution", f"<b>{escape(c)}</b>") for c in summary.caveats),
         ("after", escape(_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ))),
         ("attempts", f"{summary.attempts} (regressions prevented: {summary.regressions_prevented}"
          + (f"; fixes rebased: {summary.rebased}, re-asked after a conflict: {summary.reasked}"

@@ -29,6 +29,7 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         f"- repository: `{summary.repo}`" + (f" (framework {summary.framework})" if summary.framework else ""),
         f"- outcome: **{summary.state.value}**" + (f": {_one_line(summary.reason)}" if summary.reason else ""),
         f"- before: {_totals_line(summary.initial, read=summary.baseline_read)}",
+        *(f"- caution: {c}" for c in summary.caveats),
         f"- after: {_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ)}",
         f"- fixed {len(summary.fixed)}, skipped {len(summary.skipped)}, escalated {len(summary.escalated)}, "
         f"aborted {len(summary.aborted)}, flaky {len(summary.flaky)}, still failing {len(summary.still_failing)}",

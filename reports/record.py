@@ -86,6 +86,10 @@ class RunSummary(BaseModel):
     pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
     pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
+    # Why the first suite run's counts may not be the runner's (``SuiteRun.caveats``):
+    # every view of the run says them beside its counts.
+    caveats: list[str] = Field(default_factory=list)
+    output_cut: bool = False  # the first suite run was stopped at the output cap
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
 
 

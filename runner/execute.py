@@ -2,13 +2,16 @@
 
 Outputs are streamed by the sandbox to files in an artifact folder; the
 parsed ``TestReport`` is written beside them. The fallbacks apply: a
-default command that is not found (exit 127, "No module named pytest") is
-replaced by the next fallback.
+default command the shell did not find (exit 127) is replaced by the next
+fallback. What a command printed never decides that it was not found: a
+runner that reported its tests and then failed to write its cache
+(``ENOENT`` in stderr) was found, and a suite that dies before any test
+(an INTERNALERROR, a runner's own exit) is that suite's state, not a reason
+to try another runner.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +27,8 @@ from ..sandbox.models import ExecResult, SandboxSettings
 from . import crash
 from .plan import REPORT_DIR, SuitePlan
 
-NOT_FOUND = re.compile(r"command not found|No module named (pytest|unittest)\b|not found: \S+|ENOENT|"
-                       r"could not determine executable to run")
+# The shell's exit status for a command it could not find.
+NOT_FOUND_EXIT = 127
 
 
 class CompletedRun(BaseModel):
@@ -44,6 +47,10 @@ async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxS
     from .. import sandbox  # the sandbox owns isolation and limits
 
     env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
+    if environment is not None and environment.caches:
+        _, backend, _ = sandbox.choose_backend(settings.backend)
+        more, writable = attach.caches(environment, backend)
+        env, mounts = {**(env or {}), **more}, [*mounts, *writable]
     return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
                              out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
 
@@ -54,17 +61,15 @@ def _stderr_end(ex: ExecResult, chars: int) -> str:
     return (ex.stderr_head + ex.stderr_tail)[-chars:]
 
 
-def _output_end(ex: ExecResult, chars: int) -> str:
+def output_end(ex: ExecResult, chars: int) -> str:
     """The end of a command's stdout, then of its stderr (where crashes are told)."""
     out = (ex.stdout_tail or ex.stdout_head).strip()[-chars // 2:]
     return "\n".join(part for part in (out, _stderr_end(ex, chars // 2).strip()) if part)
 
 
 def _not_found(ex: ExecResult) -> bool:
-    if ex.exit_code == 127:
-        return True
-    tail = _stderr_end(ex, 4000)
-    return ex.exit_code not in (0, None) and NOT_FOUND.search(tail) is not None and "collected" not in tail
+    """Whether the shell did not find the command (its exit status says it)."""
+    return ex.exit_code == NOT_FOUND_EXIT
 
 
 def _read(test: ExecResult, workspace: Path, out_dir: Path, framework: str) -> TestReport:
@@ -162,10 +167,12 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
     if why or scopes:
         report = await _one_test_died(plan, test, report, why, scopes, workspace, out_dir, settings, heartbeat)
     if not report.output_tail and not (report.tests and report.per_test):  # what a person reads instead
-        report.output_tail = _output_end(test, 1500) or None
+        report.output_tail = output_end(test, 1500) or None
     if test.timed_out:
         report.timed_out = True
         report.warnings.append(f"the run was killed after its time limit ({test.command})")
     report.warnings.extend(test.warnings)
+    if test.truncated:
+        report.output_cut_bytes = settings.output_bytes
     (out_dir / "report.json").write_text(report.model_dump_json(indent=1))
     return CompletedRun(report=report, build=build, test=test, artifacts=str(out_dir))

@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers import detect as fw_detect
 from ..parsers import npm_scripts
+from ..parsers.command import raw_words
+from ..parsers.invocation import insert_options
 from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
 from ..parsers.plugin import plugin
 from ..parsers.registry import BY_NAME, canonical
@@ -81,11 +83,24 @@ def package_manager(root: Path) -> str:
     return "npm"
 
 
+def with_options(framework: str, command: str, options: str) -> str:
+    """``options`` added to ``command``'s call of the framework's runner where
+    the runner reads them: at the end, or right after the runner's words for
+    one that reads options only before its paths (``OPTIONS_BEFORE_PATHS``)."""
+    if options.strip() and plugin(framework).options_before_paths:
+        p = plugin(framework)
+        put = insert_options(command, npm_scripts.runner_end_for(framework), p.value_options, raw_words(options))
+        if put is not None:
+            return put
+    return command + options
+
+
 def with_reports(framework: str, command: str) -> str:
     """Add a machine-readable report to a command Greenloop built, keeping the
     console output (parsers cross-check the two): the framework module's
     ``REPORT_OPTIONS`` (``parsers/plugin.py``)."""
-    return command + plugin(framework).report_options(REPORT_DIR) if framework in BY_NAME else command
+    return with_options(framework, command, plugin(framework).report_options(REPORT_DIR)) \
+        if framework in BY_NAME else command
 
 
 def _is_js(framework: str | None) -> bool:
@@ -108,7 +123,7 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
     if js is not None and js.command and (js.framework == framework or framework == "generic"):
         command = js.command
         if js.framework in BY_NAME:
-            command += plugin(js.framework).suite_options(command, root)
+            command = with_options(js.framework, command, plugin(js.framework).suite_options(command, root))
         return with_reports(framework, command), fallbacks
     suite = plugin(framework).suite_command(root) if _is_js(framework) else None
     if suite is None:

@@ -4,7 +4,9 @@ its tests reported and its exit code agrees with them.
 A run is unreadable when it found no tests, died before any test reported,
 gave no per-test results (an exit code alone), or exited non-zero although
 every test it reported passed (part of the suite never reported: a crash
-after the last result, an error outside any test, a runner that lies).
+after the last result, an error outside any test, a runner that lies). A run
+stopped at the output cap says so, whatever its exit code; one that read a
+failing test before the cap is read, with that caveat (``caveats``).
 """
 
 from __future__ import annotations
@@ -31,10 +33,36 @@ def _signal(code: int | None) -> str:
         return ""
 
 
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MB" if n >= 2**20 else f"{n} bytes"
+
+
+def output_cut(report: TestReport) -> str | None:
+    """What a run stopped at the output cap did, None when it was not."""
+    if report.output_cut_bytes is None:
+        return None
+    command = f"`{report.command}`" if report.command else "the test command"
+    return (f"{command} printed more than the output cap ({_size(report.output_cut_bytes)}, "
+            f"setting output_bytes, --output-bytes) and was stopped there")
+
+
+def caveats(report: TestReport) -> list[str]:
+    """Why a read run's counts may not be the runner's: they disagree with its
+    own total; its output was cut (tests after the cut are not counted)."""
+    cut = output_cut(report)
+    return [c for c in (report.miscount, cut and f"{cut}: the tests after the cut are not counted") if c]
+
+
 def unreadable_reason(report: TestReport) -> str | None:
     """Why ``report`` does not say the suite's state (None: it does)."""
     command = f"`{report.command}`" if report.command else "the test command"
     code = report.exit_code
+    if cut := output_cut(report):
+        if not report.tests:
+            return f"{cut}, before any test reported{_tail(report)}"
+        if not report.totals.problems:
+            return f"{cut}; every test that reported before it passed{_tail(report)}"
+        return None
     if report.timed_out:
         return f"{command} was killed after its time limit before the suite finished"
     if not report.tests:

@@ -27,6 +27,10 @@ class SuiteRun(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # Why this run does not say the suite's state (runner.readable), None when it does.
     unreadable: str | None = None
+    # Why its counts may not be the runner's, though it was read: they disagree
+    # with the runner's own total, the output was cut at its cap.
+    caveats: list[str] = Field(default_factory=list)
+    output_cut: bool = False  # its output passed the cap (``Limits.output_bytes``) and it was stopped there
     duration_s: float = 0.0
     focus: str | None = None  # the test this run validates, when it validates one
     focus_status: Status | None = None  # its status in this run (None: not in the output)

@@ -72,6 +72,8 @@ def selection_command(plan: SuitePlan, tests: list[TestResult]) -> str:
     framework, built on the plan's own command (see the module docstring)."""
     if not tests:
         raise GreenloopError("no tests to select", kind=ErrorKind.VALIDATION_ERROR)
+    # a test numbered apart from others printing its name is selected by that name (``merge.repeats``)
+    tests = [t.model_copy(update={"id": t.printed}) if t.printed else t for t in tests]
     p = plugin(plan.framework)
     if p.select_in_command is not None:
         return p.select_in_command(plan.test_command, tests)

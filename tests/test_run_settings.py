@@ -118,14 +118,14 @@ def test_the_commands_take_every_option_of_the_table_and_the_file_every_key():
             "--max-batch",
         "--test-impact/--no-test-impact", "--escalation-deadline", "--escalation-default", "--model", "--budget-usd",
         "--max-test-runs", "--max-commands", "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
-        "--setup-command", "--single-test-command"]
+        "--setup-command", "--single-test-command", "--output-bytes"]
     keys = set(project_config.FILE_MODEL.model_fields) - set(project_config.SECTIONS)
     keys |= {f"{name}.{key}" for name, model in project_config.SECTIONS.items() for key in model.model_fields}
     assert keys == {s.toml for s in IN_FILE} == {  # the file's keys, as users write them
         "setup", "test_command", "single_test_command", "build_command", "framework", "language", "env", "exclude",
         "sandbox.backend", "sandbox.timeout", "sandbox.setup_network", "sandbox.setup_timeout", "sandbox.memory_mb",
         "sandbox.image", "budgets.run", "budgets.per_test", "budgets.max_attempts", "budgets.llm_usd",
-        "budgets.test_runs", "budgets.commands"}
+        "budgets.test_runs", "budgets.commands", "sandbox.output_bytes"}
 
 
 def test_with_no_flag_and_no_file_the_request_has_its_own_defaults(tmp_path):

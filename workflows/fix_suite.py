@@ -309,7 +309,7 @@ class FixSuiteWorkflow:
         initial = await host_activity(
             testing_acts.run_suite, SuiteInput(workspace=ws, plan=plan, label="initial", sandbox=request.sandbox),
             ws, request, run_opts)
-        summary.initial = initial.totals
+        summary.initial, summary.caveats, summary.output_cut = initial.totals, initial.caveats, initial.output_cut
         if stop := suite_outcome(initial):
             # The suite's state is unknown: nothing can be judged against it, so the run stops here.
             summary.state, summary.reason = stop

@@ -29,6 +29,7 @@ def details(summary: RunSummary) -> str:
     if summary.reason:
         text += f"\n\n```text\n{summary.reason.strip()}\n```"
     text += f"\n\n{headline(summary)}"
+    text += "".join(f"\n\n**caution**: {c}" for c in summary.caveats)
     if summary.report_html:
         text += f"\n\nreport: [{summary.report_html}](file://{summary.report_html})"
     return text

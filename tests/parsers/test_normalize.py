@@ -11,8 +11,8 @@ from greenloop.parsers.normalize import finish
 from tests.parsers.helpers import write_files
 
 
-def test_a_repeated_id_is_merged_and_the_worse_status_wins(tmp_path: Path) -> None:
-    report = TestReport(framework="x", tests=[
+def test_a_repeated_id_the_runner_counts_once_is_merged_and_the_worse_status_wins(tmp_path: Path) -> None:
+    report = TestReport(framework="x", summary_counts={"total": 2}, tests=[
         TestResult(id="a", status=Status.PASSED, file="t.py", line=3),
         TestResult(id="b", status=Status.PASSED),
         TestResult(id="a", status=Status.ERRORED, message="teardown failed", timed_out=True),
@@ -20,7 +20,7 @@ def test_a_repeated_id_is_merged_and_the_worse_status_wins(tmp_path: Path) -> No
     finish(report, RunOutput(exit_code=1, cwd=tmp_path))
     assert [(t.id, t.status, t.line, t.message, t.timed_out) for t in report.tests] == [
         ("a", Status.ERRORED, 3, "teardown failed", True), ("b", Status.PASSED, None, None, False)]
-    assert report.timed_out and "merged: a" in report.warnings[0]
+    assert report.timed_out and "counts them once: a" in report.warnings[0]
 
 
 def test_file_is_filled_when_the_id_is_a_project_file(tmp_path: Path) -> None:

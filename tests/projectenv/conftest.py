@@ -123,3 +123,35 @@ def node_project(tmp_path, node_lockfile) -> Path:
 def copy_project(src: Path, dest: Path) -> Path:
     shutil.copytree(src, dest, symlinks=True)
     return dest
+
+
+VITEST_MANIFEST = {"name": "sums", "version": "1.0.0", "private": True, "type": "module",
+                   "scripts": {"test": "vitest"}, "devDependencies": {"vitest": "1.6.0"}}
+
+
+@pytest.fixture(scope="session")
+def vitest_lockfile(tmp_path_factory) -> str:
+    """A real package-lock.json for a Vitest project, resolved once from npm."""
+    root = tmp_path_factory.mktemp("vitest-lock")
+    (root / "package.json").write_text(json.dumps(VITEST_MANIFEST))
+    subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
+                   check=True, capture_output=True, timeout=300)
+    return (root / "package-lock.json").read_text()
+
+
+@pytest.fixture
+def vitest_project(tmp_path, vitest_lockfile) -> Path:
+    root = write(tmp_path / "sums", {
+        "test/math.test.js": """
+            import { describe, it, expect } from 'vitest';
+
+            describe('math', () => {
+              it('adds', () => { expect(1 + 1).toBe(2); });
+              it('subtracts', () => { expect(3 - 1).toBe(1); });
+            });
+            """,
+        ".gitignore": "node_modules/\n",
+    })
+    (root / "package.json").write_text(json.dumps(VITEST_MANIFEST, indent=2))
+    (root / "package-lock.json").write_text(vitest_lockfile)
+    return git_init(root)

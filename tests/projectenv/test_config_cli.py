@@ -131,6 +131,36 @@ def test_doctor_exits_non_zero_with_the_reason_when_results_cannot_be_read(tmp_p
     assert out.returncode == 1 and "cannot read per-test results" in out.stdout and "Traceback" not in out.stderr
 
 
+def test_doctor_shows_the_end_of_the_output_when_it_reads_nothing(tmp_path):
+    ws = git_init(write(tmp_path / "opaque", {
+        "greenloop.toml": 'test_command = "echo loading the fixtures; echo no such suite >&2; exit 2"\n'
+                          'framework = "generic"\nlanguage = "python"\n',
+        "check.py": "print('ok')\n",
+    }))
+    out = _cli("doctor", str(ws), "--sandbox", BACKEND, env_home=tmp_path / "home")
+    assert out.returncode == 1 and "--- the end of the suite's output ---" in out.stdout
+    assert "loading the fixtures" in out.stdout and "no such suite" in out.stdout
+
+
+def test_doctor_reads_a_node_test_suite_run_on_a_folder(tmp_path):
+    # package.json runs `node --test test/`: Node 20 takes any flag after the folder for a file,
+    # so Greenloop's reporter flags go before it.
+    ws = git_init(write(tmp_path / "nt", {
+        "package.json": '{"name": "nt", "version": "1.0.0", "scripts": {"test": "node --test test/"}}\n',
+        "test/math.test.js": """
+            const test = require('node:test');
+            const assert = require('node:assert');
+
+            test('adds', () => { assert.strictEqual(1 + 1, 2); });
+            test('subtracts', () => { assert.strictEqual(3 - 1, 1); });
+            """,
+    }))
+    out = _cli("doctor", str(ws), "--sandbox", BACKEND, env_home=tmp_path / "home")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "`node --test --test-reporter=spec" in out.stdout and "node.xml test/`" in out.stdout
+    assert "2 test(s): 1 passed, 1 failed" in out.stdout
+
+
 def test_doctor_reports_setup_failed_with_the_log_tail(src_project, tmp_path):
     pyproject = src_project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"inflection==0.5.1"', '"greenloop-no-such-package-q7==1.0"'))

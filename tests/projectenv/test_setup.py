@@ -14,6 +14,7 @@ import pytest
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status
 from greenloop.projectenv import cache
+from greenloop.projectenv.attach import shows
 from greenloop.projectenv.setup import set_up
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
@@ -68,7 +69,9 @@ async def test_node_project_installs_from_its_lockfile_and_links_node_modules(ho
     assert "npm ci" in environment.reason and "package-lock.json" in environment.reason
     # The project's own lifecycle scripts (its failing `prepare`) did not run in the setup.
     modules = node_project / "node_modules"
-    assert modules.is_symlink() and modules.resolve() == Path(environment.links["node_modules"]).resolve()
+    # a folder of the workspace's own whose entries link to the cached environment's
+    assert shows(modules) == environment.links["node_modules"] and not modules.is_symlink()
+    assert (modules / "is-number").resolve() == (Path(environment.links["node_modules"]) / "is-number").resolve()
     assert (modules / "is-number" / "package.json").is_file()
     assert run.report.totals.passed == 2 and run.report.totals.failed == 0
     # The link is not part of the project: git does not see it.
@@ -116,8 +119,8 @@ async def test_a_node_worktree_links_the_cached_node_modules_instead_of_copying(
     tree = tmp_path / "trees" / "t"
     worktree.create(node_project, tree)
     run = await run_tests(plan, tree, tmp_path / "tree-suite", SETTINGS)
-    assert (tree / "node_modules").is_symlink()
-    assert (tree / "node_modules").resolve() == Path(environment.links["node_modules"]).resolve()
+    assert shows(tree / "node_modules") == environment.links["node_modules"]
+    assert (tree / "node_modules" / "is-number").is_symlink()
     assert run.report.totals.passed == 2
 
 
@@ -179,3 +182,63 @@ async def test_two_setups_of_one_project_at_once_build_it_once(home, src_project
     assert sorted([first.source, second.source]) == ["built", "cache"] and first.root == second.root
     waiter = "a" if first.source == "cache" else "b"
     assert any("waiting" in b and "another build" in b for b in beats[waiter])  # it waited, then reused
+
+
+async def test_vitest_writes_its_cache_beside_the_shared_environment_and_every_result_is_kept(
+        home, vitest_project, tmp_path):
+    # Vitest makes node_modules/.vite/vitest for its results cache; node_modules shows the cached,
+    # read-only environment, so that folder must be the workspace's own (it once ended the run:
+    # ENOENT, exit 1, "command not found", a fallback to an `npm test` with no such script).
+    plan, environment, run = await _setup_and_run(vitest_project, tmp_path / "out")
+    assert environment.source == "built" and plan.framework == "vitest"
+    assert _statuses(run) == {"math > adds": Status.PASSED,
+                              "math > subtracts": Status.FAILED}
+    assert run.report.exit_code == 1 and run.report.command == plan.test_command
+    assert "ENOENT" not in (run.test.stderr_head + run.test.stderr_tail if run.test else "")
+    cache_dir = vitest_project / "node_modules" / ".vite"
+    assert cache_dir.is_dir() and not cache_dir.is_symlink()  # the workspace's, not the environment's
+    assert not (Path(environment.links["node_modules"]) / ".vite").exists()
+
+
+async def test_bundler_without_its_registry_installs_from_the_gems_on_this_machine_and_says_so(home, tmp_path):
+    # The gem registry is not reachable from here (Bundler exits 17); rake is installed on the machine.
+    ws = git_init(write(tmp_path / "gems", {"Gemfile": 'source "https://rubygems.org"\ngem "rake"\n',
+                                            "Rakefile": "task(:default) { puts 'rake ran' }\n"}))
+    environment = await set_up(ws, "ruby", "generic", SETTINGS, tmp_path / "setup")
+    assert environment.source == "built" and environment.ecosystem == "ruby"
+    assert "`bundle install --local` (the registry could not be reached)" in environment.reason
+    assert "BUNDLE_PATH" not in environment.env  # the gems are the machine's, not under the environment
+    plan = plan_tests(ws, language="ruby", framework="generic", test_command="bundle exec rake")
+    run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "suite", SETTINGS)
+    assert run.test is not None and run.test.exit_code == 0, run.test
+    assert "rake ran" in run.test.stdout_head + run.test.stdout_tail
+
+
+async def test_go_runs_keep_their_build_cache_beside_the_environment(home, tmp_path):
+    # The sandbox's home is new every run: without a kept GOCACHE each run rebuilds the standard library.
+    ws = git_init(write(tmp_path / "sums", {
+        "go.mod": "module example.com/sums\n\ngo 1.19\n",
+        "sums.go": "package sums\n\nfunc Add(a, b int) int { return a - b }\n",
+        "sums_test.go": """
+            package sums
+
+            import "testing"
+
+            func TestAdd(t *testing.T) { if Add(2, 2) != 4 { t.Fatal("bad") } }
+            func TestZero(t *testing.T) { if Add(0, 0) != 0 { t.Fatal("bad") } }
+            """,
+    }))
+    plan = plan_tests(ws, test_command="go test -json ./...")
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS, tmp_path / "setup")
+    assert environment.caches == {"GOCACHE": "go-build"}
+    plan = plan.model_copy(update={"environment": environment})
+    kept = Path(f"{environment.root}.caches-{BACKEND}") / "go-build"
+    run = await run_tests(plan, ws, tmp_path / "one", SETTINGS)
+    assert _statuses(run) == {"example.com/sums::TestAdd": Status.FAILED, "example.com/sums::TestZero": Status.PASSED}
+    entries = sum(1 for p in kept.rglob("*") if p.is_file())
+    assert entries > 100  # the standard library's and the package's build, kept
+    tree = tmp_path / "trees" / "t"
+    worktree.create(ws, tree)  # a worktree of the same project starts warm from the same cache
+    run = await run_tests(plan, tree, tmp_path / "two", SETTINGS)
+    assert run.report.totals.failed == 1 and run.report.totals.passed == 1
+    assert sum(1 for p in kept.rglob("*") if p.is_file()) < entries + 50  # reused, not rebuilt

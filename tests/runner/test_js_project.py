@@ -10,7 +10,8 @@ import pytest
 from greenloop.parsers import detect
 from greenloop.parsers.command import raw_words, split_segments
 from greenloop.parsers.npm_scripts import plan_js_tests, resolve_script
-from greenloop.runner.plan import plan_tests
+from greenloop.parsers.plugin import plugin
+from greenloop.runner.plan import REPORT_DIR, plan_tests
 
 
 def project(tmp_path, scripts: dict[str, str], dev: tuple[str, ...] = (), **files: str):
@@ -29,7 +30,7 @@ def project(tmp_path, scripts: dict[str, str], dev: tuple[str, ...] = (), **file
     ({"test": "mocha --recursive"}, ("mocha",), "mocha", "npx mocha --recursive"),
     ({"test": "jest --config jest.unit.js"}, ("jest",), "jest", "npx jest --config jest.unit.js --ci"),
     ({"test": "vitest"}, ("vitest",), "vitest", "npx vitest run"),
-    ({"test": "node --test test/"}, (), "node-test", "node --test test/"),
+    ({"test": "node --test test/"}, (), "node-test", "node --test --test-reporter"),  # flags before the path
     ({"test": "cross-env NODE_ENV=test jest"}, ("jest", "cross-env"), "jest", "NODE_ENV=test npx jest --ci"),
 ])
 def test_the_runner_and_its_own_arguments_come_from_the_test_script(tmp_path, scripts, dev, framework, command):
@@ -201,3 +202,15 @@ def test_create_react_app_runs_jest_once_without_watching(tmp_path):
     assert single_test_command(plan, test).startswith(
         "npx react-scripts test --watchAll=false --ci --json --outputFile=.greenloop/reports/jest.json "
         "--testLocationInResults src/App.test.js -t")
+
+
+@pytest.mark.parametrize("script, command", [
+    ("node --test test/", "node --test {reports} test/"),
+    ("node --test --test-concurrency 1 test/ && echo done", "node --test --test-concurrency 1 {reports} test/"),
+    ("npm run build && node --test dist/", "npm run build && node --test {reports} dist/"),
+])
+def test_node_reads_greenloops_report_flags_before_its_paths(tmp_path, script, command):
+    # Node 20 takes a flag after the first path for one more file to run.
+    plan = plan_tests(project(tmp_path, {"test": script, "build": "tsc"}, ()))
+    reports = plugin("node-test").report_options(REPORT_DIR).strip()
+    assert plan.test_command == command.format(reports=reports)

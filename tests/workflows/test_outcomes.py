@@ -192,3 +192,52 @@ async def test_a_test_out_of_memory_leaves_the_rest_of_the_run_intact(temporal_e
     assert summary.initial and (summary.initial.passed, summary.initial.failed, summary.initial.errored) == (1, 1, 1)
     assert summary.still_failing == ["tests/test_hog.py::test_hog"]
     assert for_summary(summary) == ExitCode.TESTS_LEFT
+
+
+def _cli_lines(summary) -> str:
+    from greenloop.cli.runs import _print_summary, console
+
+    with console.capture() as out:
+        _print_summary(summary)
+    return out.get()
+
+
+async def test_a_suite_whose_output_passes_the_cap_says_so_everywhere(temporal_env, tmp_path):
+    # output without end before the first test, under a 64 kB cap (the run's output_bytes setting)
+    repo = calc_project(tmp_path / "repo", **{"tests/conftest.py": "while True:\n    print('x' * 1000)\n"})
+    summary, report = await stopped_early(temporal_env, repo, tmp_path, framework="pytest",
+                                          test_command="python -m pytest -s",
+                                          sandbox=SandboxSettings(backend=BACKEND, timeout_s=120,
+                                                                  output_bytes=64 * 1024))
+    assert summary.state == RunOutcome.SUITE_UNREADABLE and summary.output_cut
+    assert "printed more than the output cap (65536 bytes, setting output_bytes, --output-bytes)" in summary.reason
+    assert "before any test reported" in summary.reason and "exited 143" not in summary.reason
+    assert "output cap" in report
+    cli = _cli_lines(summary)
+    assert "--output-bytes" in cli and "run the test command by hand" not in cli
+
+
+async def test_counts_that_disagree_with_the_runners_total_are_said_everywhere(temporal_env, tmp_path):
+    # Every test passes, but one result line never reaches Greenloop: the runner said 3, the output shows 2.
+    repo = project(tmp_path / "repo", {"test_three.py": """
+        import unittest
+
+
+        class T(unittest.TestCase):
+            def test_one(self):
+                pass
+
+            def test_two(self):
+                pass
+
+            def test_three(self):
+                pass
+        """})
+    summary, _, details = await drive_and_read_details(temporal_env, fix_request(
+        repo, tmp_path, framework="unittest", test_command="python -m unittest -v 2>&1 | grep -v test_two"))
+    said = "the unittest summary counted 3 total; the per-test results have 2 total"
+    assert summary.state == RunOutcome.COMPLETED and summary.caveats == [said]
+    assert f"**caution**: {said}" in details
+    assert f"- caution: {said}" in Path(summary.report_markdown or "").read_text()
+    assert said in Path(summary.report_html or "").read_text()
+    assert f"caution: {said}" in _cli_lines(summary)
