@@ -25,7 +25,7 @@ from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport, TestResult
-from ..runner.runs import SuiteRun
+from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import selected
 from ..workspace.events import log_event
 from .conversation import Conversation, begin, final_text, load_conversation
@@ -69,6 +69,9 @@ class AnalyzeInput(BaseModel):
     failure_run: SuiteRun
     attempts: list[AttemptRecord]
     llm: LLMSettings
+    # How the test failed after the last attempt's fix (run alone), when it did: this attempt's
+    # analysis is of that failure, not of the suite run's first one.
+    latest_failure: SingleRun | None = None
 
 
 class AnalysisStart(BaseModel):
@@ -116,6 +119,9 @@ def _pattern_note(inp: AnalyzeInput) -> tuple[TestResult, AnalysisNote]:
     test = report.find(inp.test_id)
     if test is None:
         raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
+    latest = inp.latest_failure
+    if latest is not None and not latest.passed and (latest.message or latest.details):
+        test = test.model_copy(update={"message": latest.message, "details": latest.details})
     index = SourceIndex(root)
     files = set(index.files())
     c = classify(test, files)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
+from ..domain.errors import GreenloopError
+from ..settings import settings
 from . import analyze, corpus, parse, project, recent, runs, schedule, schema, server, test
+from .output import say_error
 
 app = typer.Typer(
     name="greenloop",
@@ -12,6 +17,18 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def check_environment() -> None:
+    """Drive a repository with failing tests back to green."""
+    # Before any command: a GREENLOOP_* variable that does not parse is said once, as bad input
+    # (its options are not read yet, so --json is looked for on the command line).
+    try:
+        settings()
+    except GreenloopError as exc:
+        raise typer.Exit(say_error(exc, as_json="--json" in sys.argv[1:])) from None
+
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
 app.command("watch")(runs.watch_command)

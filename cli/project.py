@@ -20,7 +20,7 @@ from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan, plan_tests
 from ..workspace import prepare as prep
 from .output import console, fail, finish
-from .runs import build_request
+from .runs import build_request, plan_project
 
 
 def _root(path: Path) -> Path:
@@ -82,7 +82,7 @@ def init_command(
         target = root / project_config.FILE
         if target.exists() and not force:
             raise GreenloopError(f"{target} exists", kind=ErrorKind.VALIDATION_ERROR)
-        plan = plan_tests(root)
+        plan = plan_project(root)
         try:
             recipe = recipe_for(root, plan.language, plan.framework)
             setup = f"{recipe.reason}, from {', '.join(recipe.manifests)}" if recipe else "nothing to install"

@@ -80,7 +80,30 @@ class RunSummary(BaseModel):
     pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
     pr_url: str | None = None  # the pull request, when `gh pr create` opened it
     notes: list[str] = Field(default_factory=list)
+    started_at: str | None = None  # UTC, ISO 8601: the run's first logged step
+    duration_s: float | None = None  # from its first logged step to its report
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
+
+
+def tests_left(summary: RunSummary) -> bool:
+    """A completed run that left tests failing (not fixed, skipped, escalated)."""
+    return bool(summary.still_failing or summary.escalated)
+
+
+def outcome_label(summary: RunSummary) -> str:
+    """The outcome a reader needs first: ``completed`` says whether the suite is green."""
+    if summary.state != RunOutcome.COMPLETED:
+        return summary.state.value
+    return "completed: tests still failing" if tests_left(summary) else "completed: all green"
+
+
+def duration(seconds: float | None) -> str:
+    """``1h 02m 03s``, ``4m 05s``, ``6s``; ``-`` when unknown."""
+    if seconds is None:
+        return "-"
+    s = round(seconds)
+    h, m, s = s // 3600, s // 60 % 60, s % 60
+    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s" if m else f"{s}s"
 
 
 def headline(summary: RunSummary) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 
+from greenloop.domain.errors import GreenloopError
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
 
@@ -109,5 +110,5 @@ def test_prompt_caching_is_reported_as_creation_then_read():
 def test_scenario_files_reject_unknown_trigger_fields(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("name: bad\nrules:\n  - trigger: {agent: fixer}\n    response: {text: hi}\n")
-    with pytest.raises(ValueError, match="agent"):
+    with pytest.raises(GreenloopError, match=r"rules\.0\.trigger\.agent: Extra inputs are not permitted"):
         Scenario.load(path)
