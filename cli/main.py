@@ -29,6 +29,7 @@ def check_environment() -> None:
     except GreenloopError as exc:
         raise typer.Exit(say_error(exc, as_json="--json" in sys.argv[1:])) from None
 
+
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
 app.command("watch")(runs.watch_command)
@@ -47,5 +48,22 @@ app.command("corpus")(corpus.corpus_command)
 app.command("init")(project.init_command)
 app.command("doctor")(project.doctor_command)
 
+# Click's own usage errors (a missing argument, a choice not offered), whichever click Typer brings.
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def main() -> None:
+    """``greenloop``: under --json, a usage error too is one JSON object on stdout."""
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    try:
+        code = typer.main.get_command(app).main(standalone_mode=False)
+    except _USAGE_ERROR as exc:
+        command = ["greenloop", *(a for a in sys.argv[1:2] if not a.startswith("-")), "--help"]
+        code = say_error(GreenloopError(exc.format_message(), suggestion=f"`{' '.join(command)}`"), as_json=True)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -34,7 +34,7 @@ from ..server.client import shared_queue
 from ..workflows.fix_suite import FixSuiteWorkflow
 from .output import JsonOpt, console, fail, finish
 from .run_options import with_run_options
-from .runs import AddressOpt, NamespaceOpt, _client, build_request, given_options, refuse_unplannable
+from .runs import AddressOpt, NamespaceOpt, _client, build_request, given_options
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -68,7 +68,6 @@ def create(
         spec = ScheduleSpec(cron_expressions=[cron]) if cron else ScheduleSpec(
             intervals=[ScheduleIntervalSpec(every=parse_every(every or ""))])
         request = build_request(repo, given_options(ctx), **(options or {}))
-        refuse_unplannable(request)
     except GreenloopError as exc:
         raise fail(exc) from None
 

@@ -64,6 +64,10 @@ def test_errors_under_json_are_json_objects(tmp_path):
                            timeout=60), "no Temporal server reachable at 127.0.0.1:1", "greenloop server")
     said_as_json(greenloop("schedule", "list", "--address", "127.0.0.1:1", "--json", data_home=tmp_path,
                            timeout=60), "no Temporal server reachable")
+    # Click's own usage errors too.
+    said_as_json(greenloop("answer", "some-run", "some-test", "maybe", "--json", data_home=tmp_path, timeout=60),
+                 "'maybe' is not one of 'retry', 'skip', 'abort'", "greenloop answer --help")
+    said_as_json(greenloop("status", "--json", data_home=tmp_path, timeout=60), "Missing argument")
 
 
 def test_no_server_is_said_without_the_transport_dump(tmp_path):

@@ -99,6 +99,10 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     doc = SummaryFile.model_validate_json(Path(summary.report_json).read_text())
     assert doc.schema_version == SCHEMA_VERSION and doc.fixed == [TARGET]
     assert [a.verdict.value for a in doc.results[0].attempts] == ["FAIL", "PASS"]
+    if validation == "each":
+        # Attempt 2 analyses the failure attempt 1's fix left (the test alone), not the first suite run's.
+        first, second = (a.analysis.splitlines()[0] for a in doc.results[0].attempts)
+        assert first != second, (first, second)
     assert doc.report_html == summary.report_html and doc.junit_before == summary.junit_before
 
     # What a reader sees: the page rendered offline by headless Chromium, kept as the test's artifact.
