@@ -80,4 +80,4 @@ def settings() -> Settings:
         bad = exc.errors()[0]
         name = str(bad["loc"][0])
         raise GreenloopError(f"{name}={given.get(name, '')!r}: {bad['msg']}", kind=ErrorKind.VALIDATION_ERROR,
-                             suggestion=f"{name}: {VARIABLES.get(name, '')}") from None
+                             suggestion=f"fix or unset {name} ({VARIABLES.get(name, '')})") from None

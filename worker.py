@@ -21,7 +21,7 @@ from temporalio.worker import Worker
 from . import sandbox, telemetry
 from .activities import analysis, batch, bench, conversation, edits, environment, fixing, testing, workspace
 from .activities.host import host_queue
-from .server.client import TASK_QUEUE, connect
+from .server.client import connect, shared_queue
 from .settings import settings
 from .workflows.bench import BenchMutantsWorkflow
 from .workflows.fix_one_test import FixOneTestWorkflow
@@ -71,9 +71,10 @@ class Workers:
         await self._stack.__aexit__(exc_type, exc, tb)
 
 
-def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: int | None = None) -> Workers:
-    """The workers for every Greenloop workflow and activity: ``task_queue`` and this host's queue
-    (their spans exported when OTLP is configured)."""
+def build_worker(client: Client, task_queue: str | None = None, max_activities: int | None = None) -> Workers:
+    """The workers for every Greenloop workflow and activity: ``task_queue`` (default: the shared
+    one) and this host's queue (their spans exported when OTLP is configured)."""
+    task_queue = task_queue or shared_queue()
     telemetry.setup_tracing()
     slots = max_activities or settings().max_activities
     shared = Worker(
@@ -94,7 +95,7 @@ def build_worker(client: Client, task_queue: str = TASK_QUEUE, max_activities: i
     return Workers(shared, host)
 
 
-async def serve(address: str | None = None, namespace: str | None = None, task_queue: str = TASK_QUEUE,
+async def serve(address: str | None = None, namespace: str | None = None, task_queue: str | None = None,
                 metrics_port: int | None = None, scripted: Path | None = None,
                 on_ready: Callable[[Workers], None] | None = None) -> None:
     """Run a worker until SIGINT/SIGTERM; with ``metrics_port``, Prometheus metrics on that port;

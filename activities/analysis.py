@@ -24,7 +24,7 @@ from ..llm.first_message import pattern_note
 from ..llm.tools import Overlay
 from ..parsers.models import Status, TestResult
 from ..runner.plan import SuitePlan
-from ..runner.runs import SuiteRun
+from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import selected
 from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
@@ -69,6 +69,9 @@ class AnalyzeInput(BaseModel):
     # The run's plan and sandbox: where the analyzer's run_tests and bash calls run (on a scratch copy).
     plan: SuitePlan | None = None
     sandbox: SandboxSettings | None = None
+    # How the test failed after the last attempt's fix (run alone), when it did: this attempt's
+    # analysis is of that failure, not of the suite run's first one.
+    latest_failure: SingleRun | None = None
 
 
 class AnalysisStart(BaseModel):
@@ -116,6 +119,9 @@ def _pattern_note(inp: AnalyzeInput) -> tuple[TestResult, AnalysisNote]:
     test = report.find(inp.test_id)
     if test is None:
         raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
+    latest = inp.latest_failure
+    if latest is not None and not latest.passed and (latest.message or latest.details):
+        test = test.model_copy(update={"message": latest.message, "details": latest.details})
     note, _ = pattern_note(Path(inp.workspace.path), report, test, Spectrum.load(Path(inp.workspace.run_dir)))
     return test, note
 

@@ -206,5 +206,5 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
     message = found.message if found else next(
         (f"the build failed: {t.message}" for t in run.report.tests if run.report.build_error and t.message), None)
     return SingleRun(test_id=inp.test_id, status=status, passed=passed,
-                     message=message, output_path=str(out),
+                     message=message, details=found.details if found else None, output_path=str(out),
                      duration_s=run.test.duration_s if run.test else 0.0)

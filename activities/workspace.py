@@ -25,7 +25,7 @@ from ..reports.junit import write_junit
 from ..reports.markdown import render_markdown
 from ..reports.record import FixOneTestResult, RunSummary
 from ..reports.summary_file import summary_document
-from ..reports.timeline import read_events, timelines, validations
+from ..reports.timeline import read_events, run_time, timelines, validations
 from ..run_request import ProjectRequest
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
@@ -207,6 +207,8 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
                    if s in (Status.FAILED, Status.ERRORED))
         summary.still_failing = list(itertools.islice(failing, 500))
     results = await asyncio.to_thread(load_results, ws)
+    events = read_events(run_dir)
+    summary.started_at, summary.duration_s = run_time(events)
     fixed = summary.fixed
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
     if fixed:
@@ -232,7 +234,7 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
         summary.pr_markdown, summary.pr_url = pr.markdown, pr.url
         if pr.instead:
             summary.notes.append(f"pull request not opened: {pr.instead}")
-    events = read_events(run_dir)
+    events = read_events(run_dir)  # again: the steps since (a push, a pull request)
     (run_dir / "report.html").write_text(render_html(summary, results, timelines(events), validations(events)))
     (run_dir / "summary.json").write_text(summary_document(summary, results).model_dump_json(indent=2))
     log_event(run_dir, "run_finished", state=summary.state, fixed=summary.fixed, skipped=summary.skipped,

@@ -11,7 +11,7 @@ from rich.table import Table
 from ..analysis.failure_analysis import analyze_report
 from ..domain.errors import GreenloopError
 from ..parsers import RunOutput, parse
-from .output import console, fail
+from .output import console, fail, json_output
 from .parse import Format, _existing
 
 
@@ -23,7 +23,8 @@ def analyze_command(
     cwd: Annotated[Path | None, typer.Option(help="Where the command ran (reports and sources).")] = None,
     framework: Annotated[str | None, typer.Option(help="Framework name; detected when omitted.")] = None,
     format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (same as --format json).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (same as --format json).",
+                                                  callback=json_output, is_eager=True)] = False,
 ) -> None:
     """Classify each failure, group them by root cause, and suggest what to fix first."""
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from ..domain.states import SUITE_NOT_READ, RunOutcome
-from ..reports.record import RunSummary
+from ..reports.record import RunSummary, tests_left
 
 
 class ExitCode(IntEnum):
@@ -33,6 +33,6 @@ def for_summary(summary: RunSummary) -> ExitCode:
         return ExitCode.SUITE_NOT_READ
     if summary.state != RunOutcome.COMPLETED:
         return ExitCode.STOPPED
-    if summary.still_failing or summary.escalated:
+    if tests_left(summary):
         return ExitCode.TESTS_LEFT
     return ExitCode.GREEN

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from .. import telemetry
+from ..domain.errors import GreenloopError
+from ..settings import settings
 from . import analyze, bench, corpus, parse, project, recent, runs, schedule, schema, server, test
+from .output import say_error
 
 app = typer.Typer(
     name="greenloop",
@@ -16,9 +21,15 @@ app = typer.Typer(
 
 
 @app.callback()
-def main() -> None:
+def check_environment() -> None:
     """Drive a repository with failing tests back to green."""
     telemetry.forward_core_logs()  # the SDK core's warnings never reach stdout (--json)
+    # Before any command: a GREENLOOP_* variable that does not parse is said once, as bad input
+    # (its options are not read yet, so --json is looked for on the command line).
+    try:
+        settings()
+    except GreenloopError as exc:
+        raise typer.Exit(say_error(exc, as_json="--json" in sys.argv[1:])) from None
 
 
 app.command("run")(runs.run_command)
@@ -40,5 +51,22 @@ app.command("corpus")(corpus.corpus_command)
 app.command("init")(project.init_command)
 app.command("doctor")(project.doctor_command)
 
+# Click's own usage errors (a missing argument, a choice not offered), whichever click Typer brings.
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def main() -> None:
+    """``greenloop``: under --json, a usage error too is one JSON object on stdout."""
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    try:
+        code = typer.main.get_command(app).main(standalone_mode=False)
+    except _USAGE_ERROR as exc:
+        command = ["greenloop", *(a for a in sys.argv[1:2] if not a.startswith("-")), "--help"]
+        code = say_error(GreenloopError(exc.format_message(), suggestion=f"`{' '.join(command)}`"), as_json=True)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
 import traceback
 from collections.abc import Coroutine
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -17,19 +18,43 @@ from rich.markup import escape
 
 from .. import sandbox, telemetry
 from ..domain.errors import ErrorKind, GreenloopError
+from ..run_settings import BY_FIELD
 from ..settings import settings
 
 console = Console(soft_wrap=True)  # links and paths must stay copyable
 err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
 
 
-def say_error(error: GreenloopError, hint: str | None = None) -> int:
-    """Print a typed error (kind, message, what to do next, all literal); the exit code it asks for."""
-    err_console.print(f"[bold red]error[/] [dim]({error.kind.value})[/]: {escape(error.message)}")
+class _Errors:
+    """How errors are said in this process: lines on stderr, or one JSON object on stdout (--json)."""
+
+    as_json = False
+
+
+def json_output(value: bool) -> bool:
+    """``--json``'s callback (it is read before the other options): from here on an error is
+    said as a JSON object on stdout, where a script reads the command's output."""
+    _Errors.as_json = _Errors.as_json or value
+    return value
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output (errors too, as a JSON object).",
+                                       callback=json_output, is_eager=True)]
+
+
+def say_error(error: GreenloopError, hint: str | None = None, as_json: bool | None = None) -> int:
+    """Say a typed error (kind, message, what to do next, all literal): lines on stderr, or under
+    --json one object on stdout (``error``, ``kind``, ``hint``, ``exit_code``); the exit code it asks for."""
     hint = hint or error.context.get("suggestion")
+    code = int(error.context.get("exit", 2))
+    if _Errors.as_json if as_json is None else as_json:
+        print(json.dumps({"error": error.message, "kind": error.kind.value, "hint": str(hint) if hint else None,
+                          "exit_code": code}))
+        return code
+    err_console.print(f"[bold red]error[/] [dim]({error.kind.value})[/]: {escape(error.message)}")
     if hint:
         err_console.print(f"  [yellow]hint:[/] {escape(str(hint))}")
-    return int(error.context.get("exit", 2))
+    return code
 
 
 def fail(error: GreenloopError, hint: str | None = None) -> typer.Exit:
@@ -41,7 +66,10 @@ def invalid_options(exc: ValidationError) -> GreenloopError:
     """Options out of range, said option by option (never pydantic's traceback)."""
     parts = []
     for e in exc.errors():
-        name = "--" + str(e["loc"][-1]).removesuffix("_s").replace("_", "-") if e["loc"] else "an option"
+        loc = [str(part) for part in e["loc"]]
+        # The setting that holds the value (the value itself may sit deeper: a list's item).
+        setting = next((BY_FIELD[f] for n in range(len(loc), 0, -1) if (f := ".".join(loc[:n])) in BY_FIELD), None)
+        name = (setting.option or setting.toml or setting.name).split("/")[0] if setting else ".".join(loc) or "an option"
         parts.append(f"{name}: {e['msg']} (got {e.get('input')!r})")
     return GreenloopError("invalid option: " + "; ".join(parts), kind=ErrorKind.VALIDATION_ERROR,
                           suggestion="`greenloop run --help` lists every option and its range")
@@ -95,8 +123,12 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
     except Exception as exc:  # noqa: BLE001 - a user never sees a traceback; GREENLOOP_DEBUG=1 shows it
         if _debug():
             traceback.print_exc()
-        err_console.print(f"[bold red]error[/] [dim](internal)[/]: {escape(f'{type(exc).__name__}: {exc}')}")
-        err_console.print("  [yellow]hint:[/] run again with GREENLOOP_DEBUG=1 to see where, and report it")
+        if _Errors.as_json:
+            print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "kind": "internal",
+                              "hint": "run again with GREENLOOP_DEBUG=1 to see where, and report it", "exit_code": 4}))
+        else:
+            err_console.print(f"[bold red]error[/] [dim](internal)[/]: {escape(f'{type(exc).__name__}: {exc}')}")
+            err_console.print("  [yellow]hint:[/] run again with GREENLOOP_DEBUG=1 to see where, and report it")
         code = 4
     telemetry.flush_traces()  # spans of an in-process worker
     sandbox.shutdown()  # os._exit skips atexit

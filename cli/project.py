@@ -21,7 +21,7 @@ from ..runner.plan import SuitePlan, plan_tests
 from ..runner.readable import caveats
 from ..workspace import prepare as prep
 from .output import console, fail, finish
-from .runs import OUTPUT_CUT_STEP, build_request
+from .runs import OUTPUT_CUT_STEP, build_request, plan_project
 
 
 def _root(path: Path) -> Path:
@@ -83,7 +83,7 @@ def init_command(
         target = root / project_config.FILE
         if target.exists() and not force:
             raise GreenloopError(f"{target} exists", kind=ErrorKind.VALIDATION_ERROR)
-        plan = plan_tests(root)
+        plan = plan_project(root)
         try:
             recipe = recipe_for(root, plan.language, plan.framework)
             setup = f"{recipe.reason}, from {', '.join(recipe.manifests)}" if recipe else "nothing to install"

@@ -16,8 +16,8 @@ from temporalio.service import RPCError
 from ..domain.errors import ErrorKind, GreenloopError
 from ..reports.record import RunSummary
 from ..server import search_attributes as search
-from .output import console, finish
-from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client
+from .output import JsonOpt, console, finish
+from .runs import AddressOpt, NamespaceOpt, _client
 
 
 async def _fixed(client: Client, w: WorkflowExecution) -> int | None:

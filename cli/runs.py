@@ -20,28 +20,30 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from .. import project_config, run_settings, sandbox
 from ..domain.answers import Answer, AnswerChoice
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.states import FixState, RunOutcome
+from ..llm.scenario import Scenario
+from ..parsers.language import LANGUAGE_ALIASES
 from ..reports.record import FixStatusView, RunSummary, headline
 from ..run_request import FixRequest
+from ..runner.plan import SuitePlan, plan_tests
 from ..runner.select import selected
 from ..server import dev
-from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from ..server.client import configured_address, connect, ensure_search_attributes, shared_queue
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
 from . import live, watch
 from .exit_codes import ExitCode, for_summary
-from .output import console, err_console, fail, finish, invalid_options, quiet_worker_logs
+from .output import JsonOpt, console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from .run_options import with_run_options
 
 AddressOpt = Annotated[str | None, typer.Option("--address", help="Temporal address (default: configured cluster, else the embedded server).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", help="Temporal namespace.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
 def new_run_id(repo: str) -> str:
@@ -74,10 +76,39 @@ def build_request(repo: str, given: set[str] | None = None, **options: Any) -> F
         options = run_settings.merged(options, given or set(), config.settings())
         config_file = str(found) if found else None
     try:
-        return FixRequest.model_validate({**run_settings.request_data(options), "repo": repo,
-                                          "config_file": config_file})
+        request = FixRequest.model_validate({**run_settings.request_data(options), "repo": repo,
+                                             "config_file": config_file})
     except ValidationError as exc:
         raise invalid_options(exc) from None
+    return request
+
+
+def refuse_unplannable(request: FixRequest) -> None:
+    """A local project (its working tree is what the run checks out) whose language cannot be
+    told is refused before a run starts; a run would only stop at planning."""
+    if "://" not in request.repo and "@" not in request.repo and request.ref is None:
+        plan_project(Path(request.repo), request.language, request.framework, request.test_command)
+
+
+LANGUAGES = sorted(set(LANGUAGE_ALIASES.values()))
+
+
+def plan_project(root: Path, language: str | None = None, framework: str | None = None,
+                 test_command: str | None = None) -> SuitePlan:
+    """How the project at ``root`` is tested; one whose language cannot be told is bad input
+    that says which setting to give."""
+    try:
+        return plan_tests(root, language=language, framework=framework, test_command=test_command)
+    except GreenloopError as exc:
+        if exc.kind != ErrorKind.LANGUAGE_DETECTION_FAILED:
+            raise
+        found = exc.context.get("found") or []
+        why = (f"indicators of several languages are equally strong ({', '.join(found)})" if found
+               else "none of the files that tell it is there (package.json, pyproject.toml, go.mod, Cargo.toml...)")
+        raise GreenloopError(f"cannot tell the language of {root}: {why}", kind=ErrorKind.LANGUAGE_DETECTION_FAILED,
+                             suggestion=f"give --language ({', '.join(LANGUAGES)}), or `language = \"...\"` in "
+                                        "greenloop.toml; --test-command and --framework when they are not the "
+                                        "language's usual ones") from None
 
 
 async def _client(address: str | None, namespace: str | None) -> tuple[Client, bool]:
@@ -206,8 +237,9 @@ def run_command(
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
                                  kind=ErrorKind.VALIDATION_ERROR, repo=repo,
                                  suggestion="point greenloop run at the project's folder (the one with its tests)")
-        if scripted is not None and not scripted.is_file():
-            raise GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR)
+        refuse_unplannable(request)
+        if scripted is not None:
+            Scenario.load(scripted)  # a file that is not a scenario is said now, before any run starts
         if scripted is not None and not wait:
             raise GreenloopError(
                 "--scripted runs the scripted LLM and the run's worker in this command, so the run cannot "
@@ -249,7 +281,7 @@ def check_sandbox(backend: str, quiet: bool = False) -> None:
 
 def private_queue(run_id: str) -> str:
     """The task queue of a run whose worker lives in this command (``--scripted``)."""
-    return f"{TASK_QUEUE}-private-{run_id}"
+    return f"{shared_queue()}-private-{run_id}"
 
 
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
@@ -273,7 +305,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     async with AsyncExitStack() as stack:
-        queue = TASK_QUEUE
+        queue = shared_queue()
         if scripted is not None:
             from ..llm.scripted_server import scripted_llm
 
@@ -309,6 +341,15 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
 # --- steering -------------------------------------------------------------------------
 
 
+def no_such_run(run_id: str, exc: RPCError) -> GreenloopError:
+    """A run id the server does not know (mistyped, or another namespace's)."""
+    if exc.status == RPCStatusCode.NOT_FOUND:
+        return GreenloopError(f"no run {run_id!r} in this namespace", kind=ErrorKind.VALIDATION_ERROR,
+                              suggestion="`greenloop runs` lists the recent runs and their ids")
+    return GreenloopError(f"cannot look run {run_id!r} up: {exc.message}", kind=ErrorKind.VALIDATION_ERROR,
+                          suggestion="`greenloop runs` lists the recent runs and their ids")
+
+
 async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]:
     """(phase, per-test views) of a run: live from its workflows while it runs,
     from its summary once it ended (that needs no worker)."""
@@ -316,7 +357,7 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
     try:
         desc = await handle.describe()
     except RPCError as exc:
-        raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR) from None
+        raise no_such_run(run_id, exc) from None
     if desc.status != WorkflowExecutionStatus.RUNNING:
         try:
             summary = await handle.result()
@@ -391,8 +432,7 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
         try:
             await client.get_workflow_handle(run_id).describe()
         except RPCError as exc:
-            raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR,
-                                 suggestion="`greenloop runs` lists recent runs") from None
+            raise no_such_run(run_id, exc) from None
         summary = await _follow(client, run_id, as_json)
         if as_json:
             print(summary.model_dump_json(indent=2))
@@ -468,7 +508,7 @@ def abort_command(
         except WorkflowUpdateFailedError as exc:
             raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
         except RPCError as exc:
-            raise GreenloopError(f"no such run {run_id!r} ({exc.message})", kind=ErrorKind.VALIDATION_ERROR) from None
+            raise no_such_run(run_id, exc) from None
         console.print(escape(f"{run_id}: {phase}"))
         return 0
 

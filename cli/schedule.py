@@ -30,11 +30,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..domain.errors import ErrorKind, GreenloopError
 from ..reports.record import RunSummary
-from ..server.client import TASK_QUEUE
+from ..server.client import shared_queue
 from ..workflows.fix_suite import FixSuiteWorkflow
-from .output import console, fail, finish
+from .output import JsonOpt, console, fail, finish
 from .run_options import with_run_options
-from .runs import AddressOpt, JsonOpt, NamespaceOpt, _client, build_request, given_options
+from .runs import AddressOpt, NamespaceOpt, _client, build_request, given_options
 
 app = typer.Typer(help="Recurring runs (Temporal Schedules).", no_args_is_help=True)
 DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -76,7 +76,7 @@ def create(
         try:
             await client.create_schedule(name, Schedule(
                 action=ScheduleActionStartWorkflow(FixSuiteWorkflow.run, request, id=f"{name}-run",
-                                                   task_queue=TASK_QUEUE),
+                                                   task_queue=shared_queue()),
                 spec=spec, policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
             ), memo={"spec": f"cron {cron}" if cron else f"every {every}", "repo": request.repo})
         except ScheduleAlreadyRunningError:

@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import GreenloopError
+from ..llm.scenario import Scenario
 from ..server import dev
-from ..server.client import TASK_QUEUE, configured_address, connect, ensure_search_attributes
+from ..server.client import configured_address, connect, ensure_search_attributes, shared_queue
 from .output import console, fail, finish
 
 
@@ -29,7 +30,8 @@ def server_command(
 def worker_command(
     address: Annotated[str | None, typer.Option(help="Temporal address (default: configured, else embedded).")] = None,
     namespace: Annotated[str | None, typer.Option(help="Namespace.")] = None,
-    task_queue: Annotated[str, typer.Option(help="Task queue.")] = TASK_QUEUE,
+    task_queue: Annotated[str | None, typer.Option(
+        help="Task queue (default: GREENLOOP_TASK_QUEUE, else greenloop).")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics (Temporal's and Greenloop's) "
                                                           "on this port.", min=1, max=65535)] = None,
     scripted: Annotated[Path | None, typer.Option(
@@ -44,10 +46,15 @@ def worker_command(
     runs whose workspace it prepares stay with it while it is there."""
     from ..worker import Workers, serve
 
-    if scripted is not None and not scripted.is_file():
-        raise fail(GreenloopError(f"scenario {scripted} does not exist", kind=ErrorKind.VALIDATION_ERROR))
+    if scripted is not None:
+        try:
+            Scenario.load(scripted)  # a file that is not a scenario is said now, before the worker polls
+        except GreenloopError as exc:
+            raise fail(exc) from None
     if host:
         os.environ["GREENLOOP_HOST"] = host
+
+    task_queue = task_queue or shared_queue()
 
     def ready(workers: Workers) -> None:
         console.print(f"polling {task_queue} and {workers.host_queue}"

@@ -58,5 +58,10 @@ class GreenloopError(Exception):
         return self.kind not in NON_RETRYABLE
 
 
+class Refused(ValueError):
+    """A request a person made of a run (an Update's or a signal's input) that the run turns down:
+    its message says why and what to type instead; it is shown without a stack trace."""
+
+
 class UnknownFrameworkError(GreenloopError):
     kind = ErrorKind.VALIDATION_ERROR

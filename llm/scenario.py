@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..domain.errors import ErrorKind, GreenloopError
 
 ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -57,6 +59,16 @@ class Trigger(BaseModel):
     user: str | None = None            # regex on the first user message
     last: str | None = None            # regex on the latest user message (incl. tool results)
     contains: str | None = None        # regex on any message content
+
+    @field_validator("context", "system", "user", "last", "contains")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc})") from None
+        return v
 
 
 class ToolCall(BaseModel):
@@ -113,9 +125,26 @@ class Scenario(BaseModel):
 
     @classmethod
     def load(cls, path: Path | str) -> Scenario:
-        """Read a scenario from a YAML file."""
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        return cls.model_validate(data)
+        """Read a scenario from a YAML file; one that is missing, not YAML or not a scenario is
+        a typed error saying where."""
+        hint = "the README's section \"Scenario files\" shows the format"
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise GreenloopError(f"scenario {path} cannot be read: {exc.strerror or exc}",
+                                 kind=ErrorKind.VALIDATION_ERROR, suggestion="give the path of a scenario file") from None
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+            raise GreenloopError(f"scenario {path} is not valid YAML{at}: {getattr(exc, 'problem', None) or exc}",
+                                 kind=ErrorKind.VALIDATION_ERROR, suggestion=hint) from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                (".".join(str(p) for p in e["loc"]) or "the file") + f": {e['msg']}" for e in exc.errors()[:5])
+            raise GreenloopError(f"scenario {path} is not a scenario: {problems}", kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion=hint) from None
 
 
 class RequestContext(BaseModel):

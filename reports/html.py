@@ -1,17 +1,21 @@
 """``report.html``: the run's report as one self-contained page (inline CSS,
 no script, no font or image fetched: it opens offline, attached to a CI job
-or a ticket). The outcome, a timeline of each test's steps and states, and
-per attempt the analysis, the rationale, the highlighted diff, the verdict
-and the end of the validation's output; cost and tokens."""
+or a ticket). The outcome (``completed`` says whether the suite is green), the
+run's duration, a timeline of each test's steps and states, and per attempt
+the analysis (its Markdown rendered, any HTML in it escaped), the rationale,
+the highlighted diff, the verdict and the end of the validation's output
+(collapsed); cost and tokens."""
 
 from __future__ import annotations
 
 from html import escape
 
+from markdown_it import MarkdownIt
+
 from ..domain.attempts import AttemptRecord
 from ..domain.states import SUITE_NOT_READ
 from .markdown import _totals_line
-from .record import FixOneTestResult, RunSummary, headline
+from .record import FixOneTestResult, RunSummary, duration, headline, outcome_label, tests_left
 from .timeline import Step, Validation
 
 CSS = """
@@ -23,18 +27,35 @@ pre{background:#f6f8fa;padding:.6rem;overflow:auto;border-radius:6px;white-space
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #d0d7de;padding:.25rem .6rem;text-align:left}
 .badge{display:inline-block;border-radius:1em;padding:0 .6em;font-weight:600;font-size:.85em;color:#fff;
 background:#6e7781}
-.FIXED,.PASS,.completed{background:#1a7f37}.FAIL,.REGRESSION,.ABORTED,.aborted,.failed{background:#cf222e}
+.FIXED,.PASS,.completed,.green{background:#1a7f37}.left{background:#9a6700}.FAIL,.REGRESSION,.ABORTED,.aborted,.failed{background:#cf222e}
 .ESCALATED,.SKIPPED,.suite_unreadable,.suite_timed_out,.setup_failed{background:#9a6700}
 .ANALYZING,.FIXING,.VALIDATING,.PENDING,.running{background:#0969da}
 .diff .add{color:#1a7f37;background:#dafbe1;display:block}.diff .del{color:#cf222e;background:#ffebe9;display:block}
 .diff .hunk{color:#8250df;display:block}.diff .meta{color:#57606a;font-weight:600;display:block}
-blockquote{margin:0;padding-left:1rem;border-left:3px solid #d0d7de;color:#57606a;white-space:pre-wrap}
+blockquote{margin:0;padding-left:1rem;border-left:3px solid #d0d7de;color:#57606a}
+blockquote h1,blockquote h2,blockquote h3{font-size:1rem;margin:.6rem 0 .2rem;border:0}
+details summary{cursor:pointer;color:#57606a}
 .muted{color:#57606a}
 """
 
 
-def badge(text: str) -> str:
-    return f'<span class="badge {escape(text)}">{escape(text)}</span>'
+def badge(text: str, kind: str | None = None) -> str:
+    return f'<span class="badge {escape(kind or text)}">{escape(text)}</span>'
+
+
+# CommonMark with raw HTML off: HTML in the text shows as text, unsafe link schemes are dropped.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (the LLM's analysis) as HTML a page can hold: any HTML in it is escaped."""
+    return _MARKDOWN.render(text)
+
+
+def outcome_badge(summary: RunSummary) -> str:
+    """``completed`` green only when nothing is left failing."""
+    kind = summary.state.value if summary.state.value != "completed" else "left" if tests_left(summary) else "green"
+    return badge(outcome_label(summary), kind)
 
 
 def highlight_diff(diff: str) -> str:
@@ -57,7 +78,7 @@ def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
     if a.reason:
         out.append(f"<p><b>Why:</b> {escape(a.reason)}</p>")
     if a.analysis:
-        out.append(f"<p><b>Analysis</b></p><blockquote>{escape(a.analysis)}</blockquote>")
+        out.append(f"<p><b>Analysis</b></p><blockquote>{markdown_html(a.analysis)}</blockquote>")
     if a.suspects:
         out.append("<p><b>Suspects</b> <span class=\"muted\">(fault localization, most likely first)</span></p><ol>"
                    + "".join(f"<li><code>{escape(s.file)}:{s.start}-{s.end}</code> {escape(s.function)}: "
@@ -72,7 +93,9 @@ def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
         out.append(f"<p><b>Validation</b> (the test alone: {escape(validation.status or 'not found')}) "
                    f"<code>{escape(validation.command)}</code></p>")
         if validation.output:
-            out.append(f"<pre>{escape(validation.output)}</pre>")
+            lines = validation.output.count("\n") + 1
+            out.append(f"<details><summary>the end of its output ({lines} line{'s' if lines > 1 else ''})</summary>"
+                       f"<pre>{escape(validation.output)}</pre></details>")
     return out
 
 
@@ -92,7 +115,10 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
     facts = [
         ("repository", f"<code>{escape(summary.repo)}</code>"
          + (f" ({escape(summary.framework)})" if summary.framework else "")),
-        ("outcome", badge(summary.state.value) + " " + escape(headline(summary).split(": ", 1)[1])),
+        ("outcome", outcome_badge(summary) + " " + escape(headline(summary).split(": ", 1)[1])),
+        ("duration", escape(duration(summary.duration_s))
+         + (f' <span class="muted">(from {escape(summary.started_at.replace("T", " "))} UTC)</span>'
+            if summary.started_at else "")),
         ("before", escape(_totals_line(summary.initial, read=summary.baseline_read))),
         *(("caution", f"<b>{escape(c)}</b>") for c in summary.caveats),
         ("after", escape(_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ))),
@@ -102,6 +128,8 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
         ("LLM", f"{u.calls} calls, {u.input_tokens} input + {u.output_tokens} output tokens "
                 f"({u.cache_read_input_tokens} read from cache), <b>${u.cost_usd:.4f}</b>"),
     ]
+    if summary.aborted:
+        facts.append(("aborted", ", ".join(f"<code>{escape(t)}</code>" for t in summary.aborted)))
     for label, value in (("branch", summary.branch), ("pushed to", summary.pushed), ("patch", summary.patch),
                          ("pull request", summary.pr_url)):
         if value:
@@ -130,5 +158,5 @@ def render_html(summary: RunSummary, results: list[FixOneTestResult], steps: dic
         body.append("<h2>Still failing</h2><ul>"
                     + "".join(f"<li><code>{escape(t)}</code></li>" for t in summary.still_failing[:100]) + "</ul>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>Greenloop run {escape(summary.run_id)}: {escape(summary.state.value)}</title>"
+            f"<title>Greenloop run {escape(summary.run_id)}: {escape(outcome_label(summary))}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

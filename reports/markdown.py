@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..domain.states import SUITE_NOT_READ
-from .record import FixOneTestResult, RunSummary
+from .record import FixOneTestResult, RunSummary, duration, outcome_label
 
 
 def _totals_line(t, read: bool = True) -> str:
@@ -27,7 +27,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         f"# Greenloop run {summary.run_id}",
         "",
         f"- repository: `{summary.repo}`" + (f" (framework {summary.framework})" if summary.framework else ""),
-        f"- outcome: **{summary.state.value}**" + (f": {_one_line(summary.reason)}" if summary.reason else ""),
+        f"- outcome: **{outcome_label(summary)}**" + (f": {_one_line(summary.reason)}" if summary.reason else ""),
+        f"- duration: {duration(summary.duration_s)}" + (f" (from {summary.started_at} UTC)" if summary.started_at else ""),
         f"- before: {_totals_line(summary.initial, read=summary.baseline_read)}",
         *(f"- caution: {c}" for c in summary.caveats),
         f"- after: {_totals_line(summary.final, read=summary.state not in SUITE_NOT_READ)}",
@@ -39,6 +40,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
         f"- LLM: {u.calls} calls, {u.input_tokens} input + {u.output_tokens} output tokens "
         f"({u.cache_read_input_tokens} read from cache), ${u.cost_usd:.4f}",
     ]
+    if summary.aborted:
+        lines.append("- aborted: " + ", ".join(f"`{t}`" for t in summary.aborted))
     if summary.branch:
         lines.append(f"- branch: `{summary.branch}`")
     if summary.patch:

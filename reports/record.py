@@ -90,7 +90,30 @@ class RunSummary(BaseModel):
     # every view of the run says them beside its counts.
     caveats: list[str] = Field(default_factory=list)
     output_cut: bool = False  # the first suite run was stopped at the output cap
+    started_at: str | None = None  # UTC, ISO 8601: the run's first logged step
+    duration_s: float | None = None  # from its first logged step to its report
     tests: list[FixStatusView] = Field(default_factory=list)  # every test's final state, set when the run ends
+
+
+def tests_left(summary: RunSummary) -> bool:
+    """A completed run that left tests failing (not fixed, skipped, escalated)."""
+    return bool(summary.still_failing or summary.escalated)
+
+
+def outcome_label(summary: RunSummary) -> str:
+    """The outcome a reader needs first: ``completed`` says whether the suite is green."""
+    if summary.state != RunOutcome.COMPLETED:
+        return summary.state.value
+    return "completed: tests still failing" if tests_left(summary) else "completed: all green"
+
+
+def duration(seconds: float | None) -> str:
+    """``1h 02m 03s``, ``4m 05s``, ``6s``; ``-`` when unknown."""
+    if seconds is None:
+        return "-"
+    s = round(seconds)
+    h, m, s = s // 3600, s // 60 % 60, s % 60
+    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s" if m else f"{s}s"
 
 
 def headline(summary: RunSummary) -> str:

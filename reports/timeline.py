@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,19 @@ def read_events(run_dir: str | Path) -> list[dict[str, Any]]:
             except json.JSONDecodeError:
                 continue
     return sorted(events, key=lambda e: e.get("timestamp", ""))
+
+
+def run_time(events: list[dict[str, Any]], now: float | None = None) -> tuple[str | None, float | None]:
+    """When the run's first step was logged (UTC, ISO 8601) and the seconds from it to ``now``
+    (the report is written at the run's end); (None, None) without a readable step."""
+    stamps = [e["timestamp"] for e in events if isinstance(e.get("timestamp"), str)]
+    for first in sorted(stamps):
+        try:
+            start = datetime.strptime(first, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            continue
+        return first, max(0.0, (time.time() if now is None else now) - start)
+    return None, None
 
 
 def _checked(event: dict, test: str) -> str:

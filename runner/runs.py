@@ -70,6 +70,7 @@ class SingleRun(BaseModel):
     status: Status | None  # None: the test was not found in the output
     passed: bool
     message: str | None = None
+    details: str | None = None  # its traceback or diff, as the framework reported it
     output_path: str
     duration_s: float = 0.0
 

@@ -5,16 +5,38 @@ TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS settings, config profiles)."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DefaultFailureConverter, PayloadConverter
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
-from ..domain.errors import ErrorKind, GreenloopError
+from ..domain.errors import ErrorKind, GreenloopError, Refused
 from ..settings import settings
 
-TASK_QUEUE = settings().task_queue
+
+class FailureConverter(DefaultFailureConverter):
+    """Temporal's, except that a request a run refuses (``Refused``: an Update's bad input) travels
+    without the worker's stack trace: the Web UI and the CLI show its message, which says what to type."""
+
+    def to_failure(self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure) -> None:
+        super().to_failure(exception, payload_converter, failure)
+        # By its type's name: a workflow's sandbox has its own copy of the class.
+        if failure.application_failure_info.type == Refused.__name__:
+            failure.stack_trace = ""
+
+
+DATA_CONVERTER = dataclasses.replace(pydantic_data_converter, failure_converter_class=FailureConverter)
+
+
+def shared_queue() -> str:
+    """The shared task queue (``GREENLOOP_TASK_QUEUE``), read when asked: an invalid variable
+    is said by the command that meets it, never at import."""
+    return settings().task_queue
 
 
 def configured_address() -> str | None:
@@ -36,15 +58,36 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
     config.setdefault("target_host", "localhost:7233")
     try:
         return await Client.connect(
-            **config, data_converter=pydantic_data_converter, interceptors=[TracingInterceptor()], runtime=runtime,
+            **config, data_converter=DATA_CONVERTER, interceptors=[TracingInterceptor()], runtime=runtime,
         )
+    except ValueError as exc:  # the SDK refuses the address itself
+        raise GreenloopError(f"{config['target_host']!r} is not a Temporal address: {exc}",
+                             kind=ErrorKind.VALIDATION_ERROR, address=config["target_host"],
+                             suggestion="give --address HOST:PORT (or set TEMPORAL_ADDRESS), e.g. localhost:7233") from None
     except RuntimeError as exc:
         raise GreenloopError(
-            f"no Temporal server reachable at {config['target_host']}: {exc}",
+            f"no Temporal server reachable at {config['target_host']} ({unreachable_because(exc)})",
             kind=ErrorKind.VALIDATION_ERROR, address=config["target_host"],
             suggestion="start one with `greenloop server` (or drop --address to use the embedded one), "
                        "or give the --address of a running cluster",
         ) from None
+
+
+# What the SDK's transport error says, in a few words (its full text under GREENLOOP_DEBUG).
+_TRANSPORT_REASONS = (("connection refused", "connection refused: nothing listens on that port"),
+                      ("dns error", "the host name does not resolve"),
+                      ("failed to lookup address", "the host name does not resolve"),
+                      ("timed out", "the connection timed out"),
+                      ("tls", "the TLS handshake failed"),
+                      ("invalid uri", "not a host:port address"))
+
+
+def unreachable_because(exc: Exception) -> str:
+    """Why a connection failed, in a few words (never the transport's raw dump unless debugging)."""
+    if settings().debug:
+        return str(exc)
+    text = str(exc).lower()
+    return next((why for needle, why in _TRANSPORT_REASONS if needle in text), "the connection failed")
 
 
 async def ensure_search_attributes(client: Client) -> None:

@@ -49,14 +49,14 @@ TEMPORAL_DIR_KEY = "greenloop_temporal_dir"
 
 async def start_temporal_env():
     """A dev server of this process's own (in-memory), search attributes registered."""
-    from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
 
+    from greenloop.server.client import DATA_CONVERTER
     from greenloop.server.dev import temporal_binary
     from greenloop.server.search_attributes import ALL
 
     return await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary(), data_converter=DATA_CONVERTER,
         search_attributes=ALL, dev_server_log_level="error", ui=False,
     )
 
@@ -105,19 +105,20 @@ async def temporal_env(request):
         await env.shutdown()
         return
     from temporalio.client import Client
-    from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
+
+    from greenloop.server.client import DATA_CONVERTER
 
     address = await asyncio.to_thread(_shared_server_address, Path(folder))
     client = None
     for _ in range(100):  # listening comes a moment before the frontend answers
         try:
-            client = await Client.connect(address, data_converter=pydantic_data_converter)
+            client = await Client.connect(address, data_converter=DATA_CONVERTER)
             break
         except RuntimeError:
             await asyncio.sleep(0.2)
     if client is None:
-        client = await Client.connect(address, data_converter=pydantic_data_converter)
+        client = await Client.connect(address, data_converter=DATA_CONVERTER)
     yield WorkflowEnvironment.from_client(client)
 
 

@@ -14,16 +14,27 @@ from typing import Any, Literal, get_args, get_origin
 
 import pytest
 import typer
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from greenloop import project_config
+from greenloop.cli.output import invalid_options
 from greenloop.cli.project import render
 from greenloop.cli.run_options import with_run_options
 from greenloop.cli.runs import build_request, given_options
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.domain.llm import LLMSettings
 from greenloop.run_request import FixRequest
-from greenloop.run_settings import BY_NAME, IN_FILE, OPTIONS, SETTINGS, Setting, request_field, request_values
+from greenloop.run_settings import (
+    BY_NAME,
+    IN_FILE,
+    OPTIONS,
+    SETTINGS,
+    Setting,
+    request_data,
+    request_field,
+    request_values,
+)
 from greenloop.runner.plan import SuitePlan
 from tests.conftest import REPO
 
@@ -252,3 +263,14 @@ def test_the_request_limit_reaches_the_request_from_the_flag(tmp_path):
     request = run_cli(tmp_path, ["--requests-per-minute", "24"])
     assert request.llm.requests_per_minute == 24 and request.concurrency is None and request.in_flight == 4
     assert run_cli(tmp_path, []).in_flight == 8  # 50 a minute by default
+
+@pytest.mark.parametrize("name, value, option", [
+    ("sandbox", "foo", "--sandbox"), ("timeout", 0, "--timeout"), ("per_test_budget_s", 5, "--per-test-budget"),
+    ("escalation_default", "maybe", "--escalation-default"), ("max_attempts", 20, "--max-attempts"), ("validation", "x", "--validation"),
+    ("setup_timeout_s", 0, "sandbox.setup_timeout"),  # no option: the file's key
+])
+def test_an_invalid_value_is_named_by_its_option_from_the_table(name, value, option):
+    with pytest.raises(ValidationError) as exc:
+        FixRequest.model_validate({**request_data({name: value}), "repo": "/r"})
+    message = invalid_options(exc.value).message
+    assert message.startswith(f"invalid option: {option}: ") and f"(got {value!r})" in message

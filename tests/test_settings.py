@@ -27,7 +27,8 @@ def test_no_module_reads_a_greenloop_variable_but_the_settings():
              else sorted((REPO / part).rglob("*.py")))
              for n, line in enumerate(p.read_text().splitlines(), 1)
              if reads.search(line) and not re.search(r"environ\[[^]]+\]\s*=[^=]", line)]  # setting one is fine
-    assert found == ["cli/output.py:63"], found  # GREENLOOP_DEBUG while another variable's error is said
+    # GREENLOOP_DEBUG while another variable's error is said
+    assert [where.split(":")[0] for where in found] == ["cli/output.py"], found
 
 
 def test_values_are_typed(monkeypatch, tmp_path):

@@ -2,7 +2,7 @@
 and ``abort`` signals and updates, as the Temporal Web UI's "Send a Signal" and
 "Send an Update" dialogs send them (JSON a person types) and as the CLI sends
 them (the models). Each is read into a typed value, or refused with a
-``ValueError`` whose message says what is allowed.
+``Refused`` (a ``ValueError``) whose message says what is allowed.
 
 Pure functions: they run inside workflows (update validators and signal
 handlers), so they do no I/O.
@@ -16,6 +16,7 @@ from typing import cast
 from pydantic import ValidationError
 
 from ..domain.answers import Answer
+from ..domain.errors import Refused
 
 # What a person types in the Web UI to answer an escalated test (JSON values).
 ANSWER_EXAMPLES = '"retry", {"choice":"retry","attempts":2}, "skip" or "abort"'
@@ -51,7 +52,7 @@ def parse_answer(value: object, by: str) -> Answer:
         problems = "; ".join(
             (".".join(str(p) for p in err["loc"]) + ": " if err["loc"] else "") + err["msg"] for err in exc.errors()
         )
-        raise ValueError(f"not an answer: {shown(value)} ({problems}); type {ANSWER_EXAMPLES}") from None
+        raise Refused(f"not an answer: {shown(value)} ({problems}); type {ANSWER_EXAMPLES}") from None
     if "by" not in answer.model_fields_set:
         answer = answer.model_copy(update={"by": by})
     return answer
@@ -63,7 +64,7 @@ def parse_test_id(value: object) -> str:
         value = next(iter(fields.values()))
     if isinstance(value, str) and value.strip():
         return value.strip()
-    raise ValueError(f'not a test id: {shown(value)}; type the test id as a JSON string, e.g. "tests/test_x.py::test_y"')
+    raise Refused(f'not a test id: {shown(value)}; type the test id as a JSON string, e.g. "tests/test_x.py::test_y"')
 
 
 def parse_reason(value: object) -> str:
@@ -74,4 +75,4 @@ def parse_reason(value: object) -> str:
         value = fields["reason"]
     if isinstance(value, str):
         return value.strip()
-    raise ValueError(f'not a reason: {shown(value)}; type a JSON string, e.g. "wrong branch", or nothing')
+    raise Refused(f'not a reason: {shown(value)}; type a JSON string, e.g. "wrong branch", or nothing')

@@ -31,11 +31,12 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.candidates import Candidate
     from ..domain.changes import FileChange
     from ..domain.edits import EditSet
+    from ..domain.errors import Refused
     from ..domain.llm import LLMSettings, Usage
     from ..domain.states import FixState, Verdict
     from ..domain.suspects import Suspect
     from ..reports.record import FixOneTestResult, FixStatusView
-    from ..runner.runs import SuiteRun
+    from ..runner.runs import SingleRun, SuiteRun
     from .control import ANSWER_HINT, parse_answer, shown
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
@@ -89,6 +90,7 @@ class FixOneTestWorkflow:
         self._regressions_prevented = 0
         self._applied_attempt: int | None = None
         self._suite_after: SuiteRun | None = None
+        self._latest_failure: SingleRun | None = None  # how the test failed alone after the last attempt
         self._waiting = False  # ESCALATED and waiting for a person's answer
         self._note = ""  # what the last state change said
         self._ignored: list[str] = []  # answers by signal that the state could not take
@@ -163,7 +165,7 @@ class FixOneTestWorkflow:
         parse_answer(answer, by="an update")
         refused = self._refusal()
         if refused:
-            raise ValueError(refused)
+            raise Refused(refused)
 
     @workflow.signal(name="answer")
     def answer_signal(self, answer: object) -> None:
@@ -327,7 +329,7 @@ class FixOneTestWorkflow:
         self._set(FixState.ANALYZING)
         analyze_input = AnalyzeInput(run_id=inp.run_id, workspace=inp.workspace, test_id=inp.test_id,
                                      failure_run=inp.failure_run, attempts=self._earlier(number), llm=self._llm(),
-                                     plan=inp.plan, sandbox=inp.request.sandbox)
+                                     plan=inp.plan, sandbox=inp.request.sandbox, latest_failure=self._latest_failure)
         note = await analyzer_conversation(analyze_input, inp.request, self._count)
         record.usage = note.usage
         record.analysis = f"{note.kind}: {note.evidence}" + (f"\n{note.llm_analysis}" if note.llm_analysis else "")
@@ -417,6 +419,7 @@ class FixOneTestWorkflow:
             test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s),
         )
         if not single.passed:
+            self._latest_failure = single  # the next attempt analyses this failure
             return Verdict.FAIL, single.failure_reason()
         suite = await host_activity(
             testing_acts.run_suite,

@@ -52,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from ..activities.environment import SetupInput
     from ..activities.testing import PlanInput, SuiteInput
     from ..activities.workspace import FinalizeInput, PrepareInput, RebuildInput
-    from ..domain.errors import ErrorKind
+    from ..domain.errors import ErrorKind, Refused
     from ..domain.states import FixState, RunOutcome
     from ..domain.workspace import Workspace
     from ..reports.record import FixStatusView, RunSummary
@@ -85,6 +85,10 @@ class RunStopped(Exception):
     def __init__(self, workspace: Workspace, summary: RunSummary) -> None:
         super().__init__(summary.reason)
         self.workspace, self.summary = workspace, summary
+
+
+# The errors of planning a suite that more tries cannot help: a setting must be given.
+UNPLANNABLE = {ErrorKind.LANGUAGE_DETECTION_FAILED.value, ErrorKind.VALIDATION_ERROR.value}
 
 
 def setup_failure(error: ApplicationError) -> str:
@@ -154,7 +158,7 @@ class FixSuiteWorkflow:
     def _validate_abort(self, reason: object = "") -> None:
         parse_reason(reason)
         if self._phase in DONE_PHASES:
-            raise ValueError(f"the run is already {self._phase}")
+            raise Refused(f"the run is already {self._phase}")
 
     @workflow.signal(name="abort")
     def abort_signal(self, reason: object = "") -> None:
@@ -204,7 +208,7 @@ class FixSuiteWorkflow:
     def _validate_rollback(self, test_id: object) -> None:
         refused = self._rollback_refusal(parse_test_id(test_id))
         if refused:
-            raise ValueError(refused)
+            raise Refused(refused)
 
     @workflow.signal(name=TEST_STATE_SIGNAL)
     def test_state(self, told: FixStatusView) -> None:
@@ -283,9 +287,20 @@ class FixSuiteWorkflow:
         ws = await workflow.execute_activity(
             workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=ProjectRequest.of(request)),
             **setup_options(request.heartbeat_timeout_s))
-        plan = await host_activity(
-            testing_acts.plan_tests, PlanInput(workspace=ws, request=ProjectRequest.of(request)), ws, request,
-            quick_options(request.heartbeat_timeout_s))
+        try:
+            plan = await host_activity(
+                testing_acts.plan_tests, PlanInput(workspace=ws, request=ProjectRequest.of(request)), ws, request,
+                quick_options(request.heartbeat_timeout_s))
+        except ActivityError as err:
+            if not (isinstance(err.cause, ApplicationError) and err.cause.type in UNPLANNABLE):
+                raise
+            # Nobody can tell how to run this suite (its language, its framework): the outcome says
+            # which setting to give, instead of a failed run.
+            summary.state = RunOutcome.SUITE_UNREADABLE
+            summary.reason = (f"cannot tell how to test this project: {err.cause.message} "
+                              "Give its language (and test command) in greenloop.toml or on the command line.")
+            summary.baseline_read = False
+            raise RunStopped(ws, summary) from err
         summary.framework = plan.framework
         run_opts = test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)
 

@@ -70,7 +70,7 @@ async def test_run_errors_say_what_to_do(temporal_env, tmp_path):
     no_key = greenloop("run", str(DEMO), "--address", address, data_home=tmp_path)
     assert no_key.returncode != 0 and "ANTHROPIC_API_KEY" in no_key.stderr and "--scripted" in no_key.stderr
     no_run = greenloop("status", "no-such-run", "--address", address, data_home=tmp_path)
-    assert no_run.returncode != 0 and "no such run" in no_run.stderr
+    assert no_run.returncode != 0 and "no run " in no_run.stderr and "greenloop runs" in no_run.stderr
     assert "Traceback" not in missing.stderr + no_key.stderr + no_run.stderr
 
 

@@ -105,17 +105,6 @@ async def test_schedule_names_that_exist_or_are_missing(temporal_env, tmp_path):
               f"no schedule named '{name}'", "schedule list")
 
 
-async def test_a_run_that_fails_while_followed_says_why(temporal_env, tmp_path):
-    # Nothing in the repository says how to test it: the run fails in planning.
-    repo = tmp_path / "docs-only"
-    repo.mkdir()
-    (repo / "README.md").write_text("# notes\n")
-    address = temporal_env.client.service_client.config.target_host
-    done = greenloop("run", str(repo), "--scripted", str(SCENARIOS / "unfixable.yaml"), "--address", address,
-                     data_home=tmp_path)
-    said_well(done, "failed:", "greenloop status", code=4)
-
-
 async def test_an_unreadable_suite_exits_3_with_the_reason(temporal_env, tmp_path):
     repo = tmp_path / "no-tests"
     (repo / "tests").mkdir(parents=True)

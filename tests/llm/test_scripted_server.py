@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import anthropic
 import pytest
+import yaml
 
-from greenloop.llm.scenario import Scenario
+from greenloop.domain.errors import GreenloopError
+from greenloop.llm import scenario as scenario_module
+from greenloop.llm.scenario import ApiError, Response, Rule, Scenario, ToolCall, Trigger
 from greenloop.llm.scripted_server import ScriptedLLMServer
+from tests.conftest import REPO
 
 TOOLS = [{"name": "read_file", "description": "Read a file",
           "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
@@ -109,5 +115,27 @@ def test_prompt_caching_is_reported_as_creation_then_read():
 def test_scenario_files_reject_unknown_trigger_fields(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("name: bad\nrules:\n  - trigger: {agent: fixer}\n    response: {text: hi}\n")
-    with pytest.raises(ValueError, match="agent"):
+    with pytest.raises(GreenloopError, match=r"rules\.0\.trigger\.agent: Extra inputs are not permitted"):
         Scenario.load(path)
+
+
+def _readme_scenarios() -> str:
+    text = (REPO / "README.md").read_text()
+    return text.split("### Scenario files", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_scenario_examples_are_scenarios():
+    """The README's example and the module's own load as they are written."""
+    section = _readme_scenarios()
+    readme_example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    docstring_example = textwrap.dedent(scenario_module.__doc__.split("::\n", 1)[1].split("\n\n", 1)[0])
+    for example in (readme_example, docstring_example):
+        scenario = Scenario.model_validate(yaml.safe_load(example))
+        assert scenario.rules and any(r.response.tool_calls for r in scenario.rules)
+
+
+def test_the_readme_names_every_key_of_a_scenario():
+    section = _readme_scenarios()
+    models = (Scenario, Rule, Trigger, Response, ApiError, ToolCall)
+    missing = [f"{m.__name__}.{key}" for m in models for key in m.model_fields if f"`{key}`" not in section]
+    assert not missing, missing

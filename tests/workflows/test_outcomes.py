@@ -86,6 +86,16 @@ async def test_a_suite_with_no_tests_is_unreadable(temporal_env, tmp_path):
     assert summary.state == RunOutcome.SUITE_UNREADABLE and "found no tests (exit 5)" in summary.reason
 
 
+async def test_a_project_whose_language_cannot_be_told_ends_with_that_outcome(temporal_env, tmp_path):
+    # What the CLI refuses up front (a local path) can still reach a run (a git URL, an API call):
+    # it ends as suite_unreadable saying which setting to give, never a failed run left PREPARING.
+    repo = project(tmp_path / "repo", {"README.md": "# notes\n", "check.sh": "echo fine\n"})
+    summary, report = await stopped_early(temporal_env, repo, tmp_path)
+    assert summary.state == RunOutcome.SUITE_UNREADABLE
+    assert summary.reason.startswith("cannot tell how to test this project: Cannot detect programming language.")
+    assert "Give its language" in summary.reason and "Give its language" in report
+
+
 async def test_a_suite_that_times_out_says_so(temporal_env, tmp_path):
     repo = calc_project(tmp_path / "repo", **{"tests/test_slow.py": "import time\n\n\ndef test_slow():\n"
                                                                      "    time.sleep(60)\n"})

@@ -10,13 +10,19 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
-from greenloop.reports.html import highlight_diff
+from greenloop.domain.attempts import AttemptRecord
+from greenloop.domain.states import FixState, RunOutcome, Verdict
+from greenloop.reports.html import highlight_diff, render_html
+from greenloop.reports.markdown import render_markdown
+from greenloop.reports.record import FixOneTestResult, RunSummary
 from greenloop.reports.summary_file import SCHEMA_VERSION, SummaryFile
+from greenloop.reports.timeline import Validation, run_time
 from greenloop.workflows.outcome import details
 from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, drive, fix_request
@@ -37,7 +43,9 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert summary.report_html == str(run_dir / "report.html")
     page = Path(summary.report_html).read_text()
     assert not re.search(r"<script|<link|<img|<iframe|@import|url\(|https?://", page, re.I)
-    assert "<style>" in page and 'badge completed">completed<' in page
+    # Only the selected test was driven: the others still fail, and the badge says so (not a green "completed").
+    assert "<style>" in page and 'badge left">completed: tests still failing<' in page
+    assert re.search(r"<tr><th>duration</th><td>(\d+m )?\d+s <span", page)
     section = page.split(f'<h2 id="{TARGET}">', 1)[1]
     assert section.index("Attempt 1") < section.index("Attempt 2")
     assert 'badge FAIL">FAIL<' in section and 'badge PASS">PASS<' in section
@@ -58,8 +66,9 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     assert 'end</td><td><span class="badge FIXED">' in section
     if validation == "each":
         assert "edits rolled back" in section
-        # The validation's output excerpt: pytest's own words about the test run alone.
+        # The validation's output excerpt, collapsed: pytest's own words about the test run alone.
         assert "1 passed" in section and "1 failed" in section
+        assert re.search(r"<details><summary>the end of its output \(\d+ lines\)</summary><pre>", section)
     else:
         checked = re.findall(r"checked in batch-\d+-\d+(?: with \d+ other fix\(es\))?: ([^<]+)</td>", section)
         assert checked == ["the test still fails", "passed"], checked
@@ -90,6 +99,10 @@ async def test_a_run_writes_html_junit_and_summary(temporal_env, demo_repo, scri
     doc = SummaryFile.model_validate_json(Path(summary.report_json).read_text())
     assert doc.schema_version == SCHEMA_VERSION and doc.fixed == [TARGET]
     assert [a.verdict.value for a in doc.results[0].attempts] == ["FAIL", "PASS"]
+    if validation == "each":
+        # Attempt 2 analyses the failure attempt 1's fix left (the test alone), not the first suite run's.
+        first, second = (a.analysis.splitlines()[0] for a in doc.results[0].attempts)
+        assert first != second, (first, second)
     assert doc.report_html == summary.report_html and doc.junit_before == summary.junit_before
 
     # What a reader sees: the page rendered offline by headless Chromium, kept as the test's artifact.
@@ -135,3 +148,51 @@ def test_diff_highlighting_escapes_and_marks_lines():
     assert '<span class="meta">--- a/x.py</span>' in html and '<span class="hunk">@@ -1 +1 @@</span>' in html
     assert '<span class="del">-a &lt; b</span>' in html and '<span class="add">+a &lt;= b</span>' in html
     assert " ctx\n" in html
+
+
+ANALYSIS = ("wrong_value: assertion compares 3 with 5\n## Root Cause\nThe cart **adds** `a < b`.\n\n"
+            "<script>alert(1)</script> [x](javascript:alert(1))\n- one\n- two")
+
+
+def rendered(**fields) -> tuple[str, str]:
+    """(report.html, report.md) of a run with one test and two attempts with their own analyses."""
+    attempts = [AttemptRecord(number=1, analysis=ANALYSIS, verdict=Verdict.FAIL),
+                AttemptRecord(number=2, analysis="other: it now raises KeyError", verdict=Verdict.PASS)]
+    summary = RunSummary(run_id="r1", repo="/repo", state=RunOutcome.COMPLETED, fixed=["t::a"], duration_s=245,
+                         started_at="2026-11-26T17:00:00", **fields)
+    results = [FixOneTestResult(test_id="t::a", state=FixState.FIXED, attempts=attempts)]
+    output = "\n".join(f"line {n}" for n in range(50))
+    checks = {"t::a": {1: Validation(attempt=1, status="failed", command="pytest t::a", output=output)}}
+    return render_html(summary, results, {}, checks), render_markdown(summary, results)
+
+
+def test_the_analysis_markdown_is_rendered_and_its_html_escaped():
+    page, _ = rendered()
+    first = page.split("<h3>Attempt 1", 1)[1].split("<h3>Attempt 2", 1)[0]
+    assert "<h2>Root Cause</h2>" in first and "<strong>adds</strong>" in first and "<code>a &lt; b</code>" in first
+    assert "<li>one</li>" in first and "&lt;script&gt;alert(1)&lt;/script&gt;" in first
+    assert "<script" not in page and 'href="javascript' not in page
+    # Each attempt shows its own analysis.
+    assert "it now raises KeyError" in page.split("<h3>Attempt 2", 1)[1] and "KeyError" not in first
+
+
+def test_the_header_says_duration_aborted_tests_and_whether_the_suite_is_green():
+    page, md = rendered()
+    assert 'badge green">completed: all green<' in page and "outcome: **completed: all green**" in md
+    assert "<tr><th>duration</th><td>4m 05s" in page and "- duration: 4m 05s (from 2026-11-26T17:00:00 UTC)" in md
+    page, md = rendered(skipped=["t::b"], still_failing=["t::b"], aborted=["t::c", "t::d"])
+    assert 'badge left">completed: tests still failing<' in page and 'badge green"' not in page
+    assert "outcome: **completed: tests still failing**" in md
+    assert "<tr><th>aborted</th><td><code>t::c</code>, <code>t::d</code></td></tr>" in page
+    assert "- aborted: `t::c`, `t::d`" in md
+    page, _ = rendered(escalated=["t::e"])
+    assert "completed: tests still failing" in page
+    # Long validation output is collapsed.
+    assert "<details><summary>the end of its output (50 lines)</summary><pre>line 0\n" in page
+
+
+def test_run_time_is_from_the_first_logged_step():
+    events = [{"timestamp": "2026-11-26T17:00:05"}, {"timestamp": "garbled"}, {"timestamp": "2026-11-26T17:00:00"}]
+    start = datetime(2026, 11, 26, 17, tzinfo=UTC).timestamp()
+    assert run_time(events, now=start + 3723) == ("2026-11-26T17:00:00", 3723)
+    assert run_time([]) == (None, None)

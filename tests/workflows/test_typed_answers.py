@@ -15,6 +15,7 @@ import yaml
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
 
 from greenloop.domain.states import FixState
@@ -32,7 +33,11 @@ async def refused(handle: WorkflowHandle, update: str, payload: object) -> str:
     """Send ``update`` with ``payload``; the rejection's message."""
     with pytest.raises(WorkflowUpdateFailedError) as exc:
         await handle.execute_update(update, payload, result_type=str)
-    return str(exc.value.cause)
+    cause = exc.value.cause
+    # Refused as bad input: the Web UI shows the message, not the worker's stack trace.
+    assert isinstance(cause, ApplicationError) and cause.type == "Refused", cause
+    assert cause.failure is not None and cause.failure.message and not cause.failure.stack_trace
+    return str(cause)
 
 
 async def details(handle: WorkflowHandle) -> str:
