@@ -67,6 +67,9 @@ FIELDS = {
     "pr_markdown": "Path of pr.md (title and body of the pull request), with --pr.",
     "pr_url": "The pull request gh opened, with --pr.",
     "notes": "Things worth knowing about the run (a branch not pushed, why a pull request was not opened...).",
+    "caveats": "Why the first suite run's counts may not be the runner's own (tests printed under one name, "
+               "output cut at the cap): every view of the run says them beside its counts.",
+    "output_cut": "The first suite run's output passed the output cap (output_bytes) and was cut there.",
     "started_at": "When the run's first step was logged (UTC, ISO 8601).",
     "duration_s": "Seconds from the run's first logged step to its report.",
     "tests": "Every test's final view: state, attempts, last verdict, history.",
