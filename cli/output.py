@@ -14,6 +14,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
 from .. import sandbox, telemetry
 from ..domain.errors import ErrorKind, GreenloopError
@@ -79,6 +80,25 @@ def quiet_worker_logs() -> None:
     sdk.propagate = False
 
 
+def quiet_core_logs() -> None:
+    """The SDK's native core logs its own retries (a server restarting: "gRPC call ... retried 6
+    times") straight to stdout, in the middle of a command's output (and its --json). The
+    commands say what matters themselves (``cli/follow.py``): the core's logs go to a Python
+    logger that keeps its errors only, on stderr. GREENLOOP_DEBUG=1 shows everything."""
+    if _debug():
+        return
+    core = logging.getLogger("temporalio.core")
+    core.setLevel(logging.ERROR)
+    core.propagate = False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_NoTraceback())
+    handler.setFormatter(logging.Formatter("temporal: %(message)s"))
+    core.addHandler(handler)
+    Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(
+        filter=TelemetryFilter(core_level="ERROR", other_level="ERROR"),
+        forwarding=LogForwardingConfig(logger=core)))), error_if_already_set=False)
+
+
 def finish(coro: Coroutine[Any, Any, int]) -> None:
     """Run an async command and exit with its status.
 
@@ -86,6 +106,7 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
     threads can abort the interpreter at shutdown (sdk-python issue 300),
     which must not turn a good run into a crash or lose the exit status.
     """
+    quiet_core_logs()
     try:
         code = asyncio.run(coro)
     except GreenloopError as exc:

@@ -15,6 +15,13 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..settings import settings
 
 TASK_QUEUE = settings().task_queue
+PRIVATE_PREFIX = f"{TASK_QUEUE}-private-"
+
+
+def private_queue(run_id: str) -> str:
+    """The task queue of a run whose worker lives in the command that started it (``run --scripted``):
+    only that command, or ``greenloop resume``, serves it."""
+    return PRIVATE_PREFIX + run_id
 
 
 def configured_address() -> str | None:
