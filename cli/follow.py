@@ -126,6 +126,30 @@ def interrupted(run_id: str, paused: bool, address: str | None, namespace: str |
             f"  its state:  greenloop status {escape(rid + opts)}")
 
 
+async def paused_runs(client: Client, repo: str) -> list[str]:
+    """Runs of ``repo`` that are in progress but that no worker serves (their command was
+    interrupted): the next run of the repository names them."""
+    query = (f"WorkflowType = 'FixSuiteWorkflow' AND ExecutionStatus = 'Running' "
+             f"AND GreenloopRepo = '{repo.replace(chr(39), '')}'")
+    paused = []
+    try:
+        async for w in client.list_workflows(query, limit=20):
+            if not await polled(client, w.task_queue):
+                paused.append(w.id)
+    except RPCError:
+        return paused  # not known: nothing said
+    return paused
+
+
+def name_paused(run_ids: list[str], address: str | None, namespace: str | None) -> None:
+    opts = target_options(address, namespace)
+    for run_id in run_ids:
+        rid = shlex.quote(run_id)
+        err_console.print(f"[yellow]note:[/] run {escape(run_id)} of this repository was interrupted and is paused: "
+                          f"`greenloop resume {escape(rid + opts)}` finishes it, "
+                          f"`greenloop status {escape(rid + opts)}` shows where it stopped")
+
+
 async def served(client: Client, handle: WorkflowHandle) -> bool:
     """Whether a worker serves the run's queue now (what Ctrl-C on ``watch`` says depends on it)."""
     try:

@@ -291,6 +291,8 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
+    if in_process and not as_json:  # an earlier run of this repository interrupted here (make demo): say so
+        follow.name_paused(await follow.paused_runs(client, request.repo), address, namespace)
     async with AsyncExitStack() as stack:
         queue = TASK_QUEUE
         if scripted is not None:

@@ -59,10 +59,10 @@ class Command:
     def stderr(self) -> str:
         return self.err.read_text()
 
-    def wait_for(self, pattern: str, timeout_s: float = 120) -> re.Match[str]:
+    def wait_for(self, pattern: str, timeout_s: float = 120, stderr: bool = False) -> re.Match[str]:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if found := re.search(pattern, self.stdout, re.M):
+            if found := re.search(pattern, self.stderr if stderr else self.stdout, re.M):
                 return found
             assert self.proc.poll() is None, f"exited with {self.proc.returncode}: {self.stderr[-2000:]}"
             time.sleep(0.2)
