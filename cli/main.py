@@ -35,6 +35,7 @@ def check_environment() -> None:
 app.command("run")(runs.run_command)
 app.command("status")(runs.status_command)
 app.command("watch")(runs.watch_command)
+app.command("resume")(runs.resume_command)
 app.command("runs")(recent.runs_command)
 app.command("answer")(runs.answer_command)
 app.command("rollback")(runs.rollback_command)

@@ -107,6 +107,23 @@ def quiet_worker_logs() -> None:
     sdk.propagate = False
 
 
+def quiet_core_logs() -> None:
+    """The SDK's native core logs its own retries (a server restarting: "gRPC call ... retried 6
+    times") straight to stdout, in the middle of a command's output (and its --json). The
+    commands say what matters themselves (``cli/follow.py``): the core's logs are forwarded to
+    the Python logger ``temporalio.core`` (``telemetry.forward_core_logs``, before any command),
+    which keeps its errors only, on stderr. GREENLOOP_DEBUG=1 shows everything."""
+    if _debug():
+        return
+    core = logging.getLogger("temporalio.core")
+    core.setLevel(logging.ERROR)
+    core.propagate = False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_NoTraceback())
+    handler.setFormatter(logging.Formatter("temporal: %(message)s"))
+    core.addHandler(handler)
+
+
 def finish(coro: Coroutine[Any, Any, int]) -> None:
     """Run an async command and exit with its status.
 
@@ -114,6 +131,7 @@ def finish(coro: Coroutine[Any, Any, int]) -> None:
     threads can abort the interpreter at shutdown (sdk-python issue 300),
     which must not turn a good run into a crash or lose the exit status.
     """
+    quiet_core_logs()
     try:
         code = asyncio.run(coro)
     except GreenloopError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -19,7 +20,13 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from .. import project_config, run_settings, sandbox
@@ -33,11 +40,18 @@ from ..run_request import FixRequest
 from ..runner.plan import SuitePlan, plan_tests
 from ..runner.select import selected
 from ..server import dev
-from ..server.client import configured_address, connect, ensure_search_attributes, shared_queue
+from ..server.client import (
+    configured_address,
+    connect,
+    ensure_search_attributes,
+    private_prefix,
+    private_queue,
+    shared_queue,
+)
 from ..settings import settings
 from ..workflows.fix_one_test import FixOneTestWorkflow
 from ..workflows.fix_suite import FixSuiteWorkflow
-from . import live, watch
+from . import follow, live, watch
 from .exit_codes import ExitCode, for_summary
 from .output import JsonOpt, console, err_console, fail, finish, invalid_options, quiet_worker_logs
 from .run_options import with_run_options
@@ -187,29 +201,52 @@ def run_failed(run_id: str, exc: WorkflowFailureError) -> GreenloopError:
                           suggestion=f"its history is in the Web UI; `greenloop status {run_id}` shows each test")
 
 
-async def _follow(client: Client, run_id: str, as_json: bool) -> RunSummary:
+REPOLL_S = 10.0  # after the server came back, its workers poll again within this: no stall is said meanwhile
+
+
+async def _follow(client: Client, run_id: str, as_json: bool, own_worker: bool = False,
+                  address: str | None = None, namespace: str | None = None) -> RunSummary:
     """Show the run's progress until it ends (a live table on a terminal, else a line per
-    state change; nothing with --json); its summary."""
+    state change; nothing with --json); its summary. The server may be unreachable for a
+    while meanwhile (it restarts): this reconnects and goes on. Ctrl-C says what becomes of
+    the run (``own_worker``: its worker is this command, so it is paused) and how to pick it
+    up again (``address``, ``namespace``: as the commands that do it need them)."""
     handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
-    queue = (await handle.describe()).task_queue  # the shared one, or a --scripted run's own
+    server = follow.Reconnecting(client.service_client.config.target_host)
+    try:
+        return await _show(client, handle, server, as_json)
+    except asyncio.CancelledError:  # Ctrl-C
+        paused = own_worker or not await follow.served(client, handle)
+        follow.interrupted(run_id, paused, address, namespace)
+        raise
+
+
+async def _show(client: Client, handle: WorkflowHandle[Any, RunSummary], server: follow.Reconnecting,
+                as_json: bool) -> RunSummary:
+    run_id = handle.id
+    queue = (await server.call(handle.describe)).task_queue  # the shared one, or a --scripted run's own
     said: set[str] = set()
     next_look = time.monotonic() + STALL_CHECK_S
     with live.Board(console, run_id, lambda test_id: _answer_hint(run_id, test_id), quiet=as_json) as board:
         tracker = live.Tracker(client, handle, board, QUERY_TIMEOUT)
-        result_task = asyncio.ensure_future(handle.result())
+        result_task = asyncio.ensure_future(server.call(handle.result))
         no_worker = False
-        while not result_task.done():
-            if time.monotonic() >= next_look:  # nothing waits silently: say what holds the run up
-                next_look = time.monotonic() + STALL_CHECK_S
-                stalls = await watch.stalls(client, handle, queue)
-                no_worker = watch.no_worker(queue) in stalls
-                for line in stalls:
-                    if line not in said:
-                        said.add(line)
-                        err_console.print(f"[yellow]waiting:[/] {escape(line)}")
-            if not no_worker:  # else nobody would answer a query
-                await tracker.look()
-            await asyncio.wait({result_task}, timeout=1.5)
+        try:
+            while not result_task.done():
+                settled = server.reachable and time.monotonic() - server.back_at >= REPOLL_S
+                if settled and time.monotonic() >= next_look:  # nothing waits silently: say what holds it up
+                    next_look = time.monotonic() + STALL_CHECK_S
+                    stalls = await watch.stalls(client, handle, queue)
+                    no_worker = watch.no_worker(queue, run_id) in stalls
+                    for line in stalls:
+                        if line not in said:
+                            said.add(line)
+                            err_console.print(f"[yellow]waiting:[/] {escape(line)}")
+                if not no_worker and server.reachable:  # else nobody would answer a query
+                    await tracker.look()
+                await asyncio.wait({result_task}, timeout=1.5)
+        finally:
+            result_task.cancel()
         try:
             summary = result_task.result()
         except WorkflowFailureError as exc:
@@ -279,11 +316,6 @@ def check_sandbox(backend: str, quiet: bool = False) -> None:
                           "isolation (no network, file or secret protection): use it on trusted code only")
 
 
-def private_queue(run_id: str) -> str:
-    """The task queue of a run whose worker lives in this command (``--scripted``)."""
-    return f"{shared_queue()}-private-{run_id}"
-
-
 def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
     """The run's page in the Web UI: the embedded server's, or ``GREENLOOP_UI_URL``'s for a
     configured cluster (its UI address is not something Temporal's client config knows)."""
@@ -304,6 +336,8 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
     client, embedded = await _client(address, namespace)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
+    if in_process and not as_json:  # an earlier run of this repository interrupted here (make demo): say so
+        follow.name_paused(await follow.paused_runs(client, request.repo), address, namespace)
     async with AsyncExitStack() as stack:
         queue = shared_queue()
         if scripted is not None:
@@ -319,7 +353,9 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
         elif in_process:
             subprocess.Popen([sys.executable, "-m", "greenloop.cli.main", "worker"], start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue,
+        # What `greenloop resume` needs to serve the run again: its scripted LLM, if it has one.
+        memo = {"repo": request.repo, **({"scripted": str(scripted.resolve())} if scripted is not None else {})}
+        await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=queue, memo=memo,
                                     static_summary=f"fix failing tests of {request.repo}")
         link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:
@@ -330,7 +366,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
                                                                   "Web UI (e.g. http://temporal-ui:8080) for a link"))
         if not wait:
             return 0
-        summary = await _follow(client, run_id, as_json)
+        summary = await _follow(client, run_id, as_json, own_worker=in_process, address=address, namespace=namespace)
         if as_json:
             print(summary.model_dump_json(indent=2))
         else:
@@ -369,9 +405,13 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
         phase = await handle.query(FixSuiteWorkflow.phase, rpc_timeout=QUERY_TIMEOUT)
         views = await handle.query(FixSuiteWorkflow.status, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
-        raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message})",
+        resume = f"greenloop resume {shlex.quote(run_id)}"
+        raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message}): no worker serves it",
                              kind=ErrorKind.VALIDATION_ERROR,
-                             suggestion="start a worker for it: greenloop worker") from None
+                             suggestion=f"resume it from this machine: {resume} (serves it and follows it to its end)"
+                             if desc.task_queue.startswith(private_prefix()) else
+                             f"start a worker for it: greenloop worker, or {resume} (serves it from a command and "
+                             "follows it to its end)") from None
     out = []
     for v in views:
         if v.state not in (FixState.FIXED, FixState.SKIPPED, FixState.ABORTED) and v.workflow_id:
@@ -433,7 +473,59 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
             await client.get_workflow_handle(run_id).describe()
         except RPCError as exc:
             raise no_such_run(run_id, exc) from None
-        summary = await _follow(client, run_id, as_json)
+        summary = await _follow(client, run_id, as_json, address=address, namespace=namespace)
+        if as_json:
+            print(summary.model_dump_json(indent=2))
+        else:
+            _print_summary(summary)
+        return int(for_summary(summary))
+
+    finish(go())
+
+
+def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
+                   address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Resume a run whose worker was the command that started it (an interrupted `greenloop run`,
+    `make demo`): serve its task queue from this command, with its scripted LLM if it had one,
+    and follow it to its end."""
+
+    async def go() -> int:
+        from ..worker import build_worker
+
+        client, _ = await _client(address, namespace)
+        handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
+        try:
+            desc = await handle.describe()
+        except RPCError as exc:
+            raise no_such_run(run_id, exc) from None
+        running = desc.status == WorkflowExecutionStatus.RUNNING
+        async with AsyncExitStack() as stack:
+            if running:
+                request = await live.run_request(client, handle)
+                if request is None:
+                    raise GreenloopError(f"run {run_id}'s request cannot be read", kind=ErrorKind.VALIDATION_ERROR)
+                scripted = (await desc.memo()).get("scripted")
+                if scripted:
+                    from ..llm.scripted_server import scripted_llm
+
+                    if not Path(scripted).is_file():
+                        raise GreenloopError(f"run {run_id} was started with the scripted LLM of {scripted}, "
+                                             "which no longer exists", kind=ErrorKind.VALIDATION_ERROR,
+                                             suggestion=f"put the scenario back, or abort the run: "
+                                                        f"greenloop abort {shlex.quote(run_id)}")
+                    stack.enter_context(scripted_llm(Path(scripted)))
+                elif not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+                    raise GreenloopError("no ANTHROPIC_API_KEY set: the run asks Claude for its fixes",
+                                         kind=ErrorKind.VALIDATION_ERROR, suggestion="set ANTHROPIC_API_KEY")
+                check_sandbox(request.sandbox.backend, quiet=as_json)
+                quiet_worker_logs()
+                await stack.enter_async_context(build_worker(client, task_queue=desc.task_queue))
+                if not as_json:
+                    console.print(f"resuming run [bold]{run_id}[/]: this command serves its task queue "
+                                  f"{escape(desc.task_queue)}" + (f" with the scripted LLM of {escape(scripted)}"
+                                                                  if scripted else ""))
+            summary = await _follow(client, run_id, as_json, own_worker=running, address=address,
+                                    namespace=namespace)
         if as_json:
             print(summary.model_dump_json(indent=2))
         else:

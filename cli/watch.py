@@ -3,11 +3,15 @@ no worker polls its task queue, or an activity keeps failing and is being retrie
 
 from __future__ import annotations
 
+import shlex
+
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
+
+from ..server.client import private_prefix
 
 # An activity failing this many times in a row is worth saying (the first retry is routine).
 RETRIES_WORTH_SAYING = 2
@@ -21,9 +25,12 @@ async def has_pollers(client: Client, task_queue: str) -> bool:
     return len(resp.pollers) > 0
 
 
-def no_worker(task_queue: str) -> str:
+def no_worker(task_queue: str, run_id: str) -> str:
+    resume = f"`greenloop resume {shlex.quote(run_id)}` serves it from a command"
+    if task_queue.startswith(private_prefix()):  # its worker was the command that started it
+        return f"no worker is polling the run's own task queue {task_queue!r}: the run waits until one does. {resume}"
     return (f"no worker is polling task queue {task_queue!r}: the run waits until one does. "
-            "Start one with `greenloop worker` (same --address and namespace), or check that yours is running")
+            f"Start one with `greenloop worker` (same --address and namespace), or {resume}")
 
 
 async def stalls(client: Client, handle: WorkflowHandle, task_queue: str) -> list[str]:
@@ -31,7 +38,7 @@ async def stalls(client: Client, handle: WorkflowHandle, task_queue: str) -> lis
     said: list[str] = []
     try:
         if not await has_pollers(client, task_queue):
-            said.append(no_worker(task_queue))
+            said.append(no_worker(task_queue, handle.id))
         desc = await handle.describe()
     except RPCError:
         return said

@@ -39,6 +39,17 @@ def shared_queue() -> str:
     return settings().task_queue
 
 
+def private_prefix() -> str:
+    """The start of every private task queue's name (a run served by the command that started it)."""
+    return f"{shared_queue()}-private-"
+
+
+def private_queue(run_id: str) -> str:
+    """The task queue of a run whose worker lives in the command that started it (``run --scripted``):
+    only that command, or ``greenloop resume``, serves it."""
+    return private_prefix() + run_id
+
+
 def configured_address() -> str | None:
     """The cluster address from Temporal's env config or profile, if any is configured."""
     try:

@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from .control import ANSWER_HINT, parse_answer, shown
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
-    from .models import FixOneTestInput
+    from .models import FixOneTestInput, WorkspaceMoved
     from .options import quick_options, test_run_options
     from .search import upsert_state, write_final_details
     from .validation_queue import CANDIDATE_SIGNAL, QueueVerdict
@@ -101,6 +101,7 @@ class FixOneTestWorkflow:
         self._remade: list[AttemptRecord] = []  # validation queue: attempts made again on the current files
         self._attempt_started = 0.0
         self._reporter = StateReporter()  # tells the run each state this test enters
+        self._moves: list[WorkspaceMoved] = []  # the run workspace's moves, not yet followed
 
     # --- what people see ---------------------------------------------------------
 
@@ -215,6 +216,22 @@ class FixOneTestWorkflow:
             self._note = note
             self._show()
 
+    @workflow.signal
+    def workspace_moved(self, moved: WorkspaceMoved) -> None:
+        """The run workspace was rebuilt on another worker: a test working on it (one
+        waiting for its verdict or for an answer) takes its next steps there."""
+        self._moves.append(moved)
+
+    def _follow_moves(self) -> None:
+        for moved in self._moves:
+            if self._inp.workspace == moved.lost:
+                self._inp = self._inp.model_copy(update={
+                    "workspace": moved.now, "plan": moved.plan, "failure_run": moved.failure_run,
+                    "baseline": moved.baseline})
+                self._history.append(f"the run moved to {moved.now.host_queue or 'another worker'}: "
+                                     "its next steps go there")
+        self._moves.clear()
+
     # --- the state machine -------------------------------------------------------
 
     @workflow.run
@@ -323,6 +340,7 @@ class FixOneTestWorkflow:
             return Verdict.FAIL, False
 
     async def _attempt_steps(self, number: int, record: AttemptRecord) -> tuple[Verdict, bool]:
+        self._follow_moves()
         inp = self._inp
         self._attempt_started = workflow.now().timestamp()
 

@@ -60,9 +60,10 @@ with workflow.unsafe.imports_passed_through():
     from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, json_object, parse_reason, parse_test_id, shown
     from .driver import Driver, child_id
     from .each_driver import EachDriver
+    from .fix_one_test import FixOneTestWorkflow
     from .host import HostLost, host_activity
     from .merge_queue import QueueDriver
-    from .models import Continued, SuiteProgress
+    from .models import Continued, SuiteProgress, WorkspaceMoved
     from .options import quick_options, setup_options, test_run_options
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
@@ -472,6 +473,7 @@ class FixSuiteWorkflow:
                 run_id=workflow.info().workflow_id, request=ProjectRequest.of(request), lost=progress.workspace,
                 plan=progress.plan, accepted=progress.accepted, reason=lost.reason)),
             **test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s))
+        lost_workspace = progress.workspace
         progress.workspace, progress.initial = rebuilt.workspace, rebuilt.run
         progress.plan = rebuilt.plan or progress.plan
         progress.baseline = rebuilt.run.as_baseline()
@@ -481,4 +483,10 @@ class FixSuiteWorkflow:
         progress.summary.notes.append(
             f"{lost.message}; the workspace was rebuilt on {rebuilt.workspace.host_queue} from the history "
             f"({len(progress.accepted)} accepted fix(es) replayed); reports of earlier tests stayed on the lost worker")
+        # Children waiting on the lost worker's files (for a verdict, for an answer) go on here.
+        if workflow.patched("workspace-moved"):  # histories recorded before children followed a move replay
+            await self._run.signal_children(FixOneTestWorkflow.workspace_moved,
+                                            WorkspaceMoved(lost=lost_workspace, now=progress.workspace,
+                                                           plan=progress.plan, failure_run=progress.initial,
+                                                           baseline=progress.baseline))
         self.set_phase(phase)

@@ -26,9 +26,7 @@ on top of them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import timedelta
-from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -57,7 +55,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-A = TypeVar("A")
 # A batch's checks: the content checked (its candidates' keys) -> its check, in flight or done.
 Checks = dict[tuple[str, ...], asyncio.Future[CheckResult]]
 
@@ -361,25 +358,15 @@ class QueueDriver(Driver):
             along = [t for t in check.suite.newly_passing if t in self.run.children and t not in mine]
             for t in along:
                 self._along[t] = f"passes now: fixed along with batch {n}"
-            await asyncio.gather(*(self._signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))
+            await asyncio.gather(*(self.run.signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))
         progress.summary.notes.append(f"batch {n}: {len(accepted)} fix(es) accepted ("
                                       + ", ".join(c.test_id for c in accepted[:5])
                                       + (", ..." if len(accepted) > 5 else "") + ")")
 
     async def _notify(self, batch: list[Candidate], note: str) -> None:
-        await asyncio.gather(*(self._signal_child(c.test_id, FixOneTestWorkflow.queue_note, note) for c in batch))
+        await asyncio.gather(*(self.run.signal_child(c.test_id, FixOneTestWorkflow.queue_note, note) for c in batch))
 
     async def _tell(self, verdict: QueueVerdict) -> None:
         self._waiting.discard(verdict.test_id)
         self._queue_changed += 1
-        await self._signal_child(verdict.test_id, FixOneTestWorkflow.verdict, verdict)
-
-    async def _signal_child(self, test_id: str, signal: Callable[[FixOneTestWorkflow, A], None], arg: A) -> None:
-        workflow_id = self.run.views[test_id].workflow_id  # set as its child started
-        if test_id not in self.run.children or workflow_id is None:
-            return  # it ended (aborted): nobody to tell
-        child = workflow.get_external_workflow_handle_for(FixOneTestWorkflow.run, workflow_id)
-        try:
-            await child.signal(signal, arg)
-        except Exception:  # noqa: BLE001 - it ended meanwhile: nobody to tell
-            pass
+        await self.run.signal_child(verdict.test_id, FixOneTestWorkflow.verdict, verdict)

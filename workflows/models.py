@@ -40,6 +40,18 @@ class FixOneTestInput(BaseModel):
     queue: bool = False
 
 
+class WorkspaceMoved(BaseModel):
+    """The run workspace was rebuilt on another worker (its worker was lost): a child
+    working on ``lost`` takes its next steps on ``now``, with the suite run made there
+    (its failure and its baseline) and the plan found there."""
+
+    lost: Workspace
+    now: Workspace
+    plan: SuitePlan
+    failure_run: SuiteRun
+    baseline: SuiteRun
+
+
 class SuiteProgress(BaseModel):
     """What a run carries across continue-as-new: where it is, not what it did
     (per-test results are recorded in the run directory as they finish)."""

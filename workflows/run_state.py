@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.workspace import Workspace
     from ..reports.record import FixOneTestResult, FixStatusView
     from ..run_request import FixRequest
+    from .fix_one_test import FixOneTestWorkflow
     from .host import HostLost
     from .models import SuiteProgress
 
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
 MIN_SHARE_USD = 0.0001
 
 R = TypeVar("R")
+A = TypeVar("A")
 
 
 class RunState:
@@ -86,6 +88,23 @@ class RunState:
         for child in self.children.values():
             if not child.done():
                 child.cancel()
+
+    # --- what the run tells its children -----------------------------------------------------
+
+    async def signal_child(self, test_id: str, signal: Callable[[FixOneTestWorkflow, A], None], arg: A) -> None:
+        """Send ``signal(arg)`` to ``test_id``'s child, if it is still running."""
+        workflow_id = self.views[test_id].workflow_id  # set as its child started
+        if test_id not in self.children or workflow_id is None:
+            return  # it ended (aborted): nobody to tell
+        child = workflow.get_external_workflow_handle_for(FixOneTestWorkflow.run, workflow_id)
+        try:
+            await child.signal(signal, arg)
+        except Exception:  # noqa: BLE001 - it ended meanwhile: nobody to tell
+            pass
+
+    async def signal_children(self, signal: Callable[[FixOneTestWorkflow, A], None], arg: A) -> None:
+        """Send ``signal(arg)`` to every child still running (in the order they started)."""
+        await asyncio.gather(*(self.signal_child(test_id, signal, arg) for test_id in list(self.children)))
 
     # --- which test is driven, with how much money ----------------------------------------------
 

@@ -15,15 +15,24 @@ DEMO = REPO / "samples" / "demo-python"
 SCENARIO = REPO / "samples" / "scenarios" / "demo-python.yaml"
 
 
-def greenloop(*args: str, data_home, key: str | None = None, ui: str | None = None) -> subprocess.CompletedProcess:
+GREENLOOP = [sys.executable, "-m", "greenloop.cli.main"]
+
+
+def cli_env(data_home, key: str | None = None, ui: str | None = None) -> dict[str, str]:
+    """The environment of a user's ``greenloop``: no LLM key or Web UI address but the test's,
+    the run directories under ``data_home``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GREENLOOP_UI_URL"))}
     if ui:
         env["GREENLOOP_UI_URL"] = ui
     env["XDG_DATA_HOME"] = str(data_home)  # the run directory lands in the test's tmp dir
     if key:
         env["ANTHROPIC_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "greenloop.cli.main", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=280, env=env)
+    return env
+
+
+def greenloop(*args: str, data_home, key: str | None = None, ui: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*GREENLOOP, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=280, env=cli_env(data_home, key, ui))
 
 
 async def test_run_drives_the_demo_to_green_and_status_reports_it(temporal_env, tmp_path):

@@ -156,6 +156,51 @@ async def test_a_worker_lost_for_good_loses_nothing(temporal_env, demo_repo, scr
     await replays(client, handle, keep="worker-lost" if kill_in == "FIXING" else None)  # the move replays
 
 
+async def test_a_test_waiting_for_its_verdict_follows_the_run_to_its_new_worker(
+        temporal_env, demo_repo, scripted, tmp_path, hosts_for):
+    """The validation queue: a test's first fix is wrong and its child waits for the
+    verdict when the worker holding the run dies. The run moves; the child learns the
+    new worker and makes its second attempt there: no wait on the dead worker's queue,
+    no restart from attempt 1, no model call made twice."""
+    victim_test = FAILING[2]  # the only test that edits shop/money.py: nothing of it is made again
+    (demo_repo / "tests" / "conftest.py").write_text("import time\ntime.sleep(1.5)\n")  # batches take a while
+    sc = yaml.safe_load(SCENARIO.read_text())
+    cents = next(r for r in sc["rules"] if r.get("name") == "cents-fix")
+    cents["trigger"]["user"] = "Attempt 1: FAIL"  # the right fix, once the wrong one failed
+    cents["priority"] = 10
+    wrong = {"name": "cents-wrong", "trigger": {"role": "fixer", "context": "test_format_whole_euros", "turn": 1},
+             "response": {"tool_calls": [{"name": "replace_in_file", "input": {
+                 "path": "shop/money.py", "old_text": "{cents % 100} EUR", "new_text": "{cents % 100:2d} EUR"}}]}}
+    sc["rules"].insert(0, wrong)
+    server = scripted(sc)
+    hosts = await hosts_for(server)
+    client = temporal_env.client
+    request = request_for(demo_repo, tmp_path, validation="queue")
+    run_id = f"verdict-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=run_id, task_queue=hosts[0].queue)
+    await wait_for_view(client, child_id(run_id, victim_test), lambda v: v.state == FixState.VALIDATING,
+                        "VALIDATING", timeout_s=180)
+    await asyncio.sleep(0.5)
+    [holder] = [h for h in hosts if h.holds(run_id)]
+    [survivor] = [h for h in hosts if h is not holder]
+    holder.kill()
+    summary: RunSummary = await asyncio.wait_for(handle.result(), timeout=300)
+
+    assert summary.state == "completed" and sorted(summary.fixed) == sorted(FAILING)
+    assert any(f"rebuilt on {survivor.host_queue}" in n for n in summary.notes), summary.notes
+    assert_exact(survivor.run_dir(run_id) / "workspace")
+    [victim] = [v for v in summary.tests if v.test_id == victim_test]
+    assert not any("worker lost" in h for h in victim.history), victim.history  # never driven again
+    assert victim.attempt == 2 and victim.workflow_id == child_id(run_id, victim_test)
+    # The wrong fix once, the right one once: attempt 1 was not made again.
+    firsts = [r for r in server.requests if r.context.endswith(victim_test) and r.role == "fixer" and r.turn == 1]
+    assert len(firsts) == 2
+    child = await client.get_workflow_handle_for(FixOneTestWorkflow.run, victim.workflow_id).query(
+        FixOneTestWorkflow.status)
+    assert any(f"the run moved to {survivor.host_queue}" in h for h in child.history), child.history
+    await replays(client, handle)
+
+
 @pytest.mark.parametrize(("validation", "kill_at"), [("each", "merge_worktree"), ("queue", "accept_batch")])
 async def test_a_worker_lost_mid_merge_loses_nothing(temporal_env, demo_repo, scripted, tmp_path, hosts_for,
                                                      validation, kill_at):
