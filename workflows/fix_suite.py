@@ -484,9 +484,8 @@ class FixSuiteWorkflow:
             f"{lost.message}; the workspace was rebuilt on {rebuilt.workspace.host_queue} from the history "
             f"({len(progress.accepted)} accepted fix(es) replayed); reports of earlier tests stayed on the lost worker")
         # Children waiting on the lost worker's files (for a verdict, for an answer) go on here.
-        if workflow.patched("workspace-moved"):  # histories recorded before children followed a move replay
-            await self._run.signal_children(FixOneTestWorkflow.workspace_moved,
-                                            WorkspaceMoved(lost=lost_workspace, now=progress.workspace,
-                                                           plan=progress.plan, failure_run=progress.initial,
-                                                           baseline=progress.baseline))
+        await self._run.signal_children(FixOneTestWorkflow.workspace_moved,
+                                        WorkspaceMoved(lost=lost_workspace, now=progress.workspace,
+                                                       plan=progress.plan, failure_run=progress.initial,
+                                                       baseline=progress.baseline))
         self.set_phase(phase)
