@@ -110,5 +110,5 @@ async def test_watch_follows_a_run_in_plain_lines_and_runs_lists_it(temporal_env
     assert run_id in table.stdout and "3/0" in table.stdout
 
     missing = greenloop("watch", "no-such-run", "--address", address, data_home=tmp_path)
-    assert missing.returncode == 2 and "no such run 'no-such-run'" in missing.stderr
+    assert missing.returncode == 2 and "no run 'no-such-run'" in missing.stderr
     assert "Traceback" not in missing.stderr

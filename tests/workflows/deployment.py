@@ -78,8 +78,8 @@ elif kill_at == "analyzer_turn":
 
     call = conversation.model_turn
 
-    async def answered_then_die(client, settings, system, messages):
-        step = await call(client, settings, system, messages)
+    async def answered_then_die(client, settings, system, messages, *more, **options):
+        step = await call(client, settings, system, messages, *more, **options)
         if "Greenloop's analyzer" in system and len(messages) == 3:  # the analyzer's second call
             die()
         return step
