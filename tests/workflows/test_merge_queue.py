@@ -327,6 +327,11 @@ async def test_an_abort_mid_bisection_accepts_nothing_unvalidated(temporal_env, 
     assert_only_validated_in(run_dir / "workspace", run_dir, 3, summary.fixed)
     # The bisected batch was never accepted: none of its fixes is in the workspace.
     assert summary.fixed == [] and events(run_dir, "batch_accepted") == []
+    # The cancelled check removes its scratch worktree as it ends, which may be just after the run ends.
+    for _ in range(60):
+        if not list(run_dir.glob("batches/*/workspace")):
+            break
+        await asyncio.sleep(0.5)
     assert not list(run_dir.glob("batches/*/workspace"))
 
 
