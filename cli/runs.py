@@ -137,6 +137,15 @@ async def _client(address: str | None, namespace: str | None) -> tuple[Client, b
     return client, True
 
 
+def _ended(summary: RunSummary, as_json: bool) -> int:
+    """Say how a followed run ended (its summary as JSON, or the summary's lines); its exit code."""
+    if as_json:
+        print(summary.model_dump_json(indent=2))
+    else:
+        _print_summary(summary)
+    return int(for_summary(summary))
+
+
 def _print_summary(summary: RunSummary) -> None:
     state, rest = headline(summary).split(": ", 1)
     queue = (f"; {summary.rebased} fix(es) rebased, {summary.reasked} re-asked after a conflict"
@@ -367,11 +376,7 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
         if not wait:
             return 0
         summary = await _follow(client, run_id, as_json, own_worker=in_process, address=address, namespace=namespace)
-        if as_json:
-            print(summary.model_dump_json(indent=2))
-        else:
-            _print_summary(summary)
-        return int(for_summary(summary))
+        return _ended(summary, as_json)
 
 
 # --- steering -------------------------------------------------------------------------
@@ -474,11 +479,7 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
         except RPCError as exc:
             raise no_such_run(run_id, exc) from None
         summary = await _follow(client, run_id, as_json, address=address, namespace=namespace)
-        if as_json:
-            print(summary.model_dump_json(indent=2))
-        else:
-            _print_summary(summary)
-        return int(for_summary(summary))
+        return _ended(summary, as_json)
 
     finish(go())
 
@@ -526,11 +527,7 @@ def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
                                                                   if scripted else ""))
             summary = await _follow(client, run_id, as_json, own_worker=running, address=address,
                                     namespace=namespace)
-        if as_json:
-            print(summary.model_dump_json(indent=2))
-        else:
-            _print_summary(summary)
-        return int(for_summary(summary))
+        return _ended(summary, as_json)
 
     finish(go())
 
