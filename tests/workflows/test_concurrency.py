@@ -146,8 +146,11 @@ async def test_rollback_and_abort_during_a_concurrent_batch(temporal_env, demo_r
     original = {p: (demo_repo / p).read_text() for p in ("shop/cart.py", "shop/money.py")}
 
     async def money_fixed() -> bool:
+        # The child says FIXED as it ends (the run hears each state the test enters); the run then
+        # merges its worktree: wait for both.
         views = await handle.query("status", result_type=list[StatusView])
-        return any(v.test_id == money and v.state == FixState.FIXED for v in views)
+        return any(v.test_id == money and v.state == FixState.FIXED and "fix merged into the run workspace" in v.history
+                   for v in views)
 
     async def carts_validating() -> bool:
         states = [(await client.get_workflow_handle(child_id(run_id, t)).query("status", result_type=StatusView))
