@@ -21,8 +21,17 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..run_settings import BY_FIELD
 from ..settings import settings
 
-console = Console(soft_wrap=True)  # links and paths must stay copyable
-err_console = Console(stderr=True, soft_wrap=True)  # never break paths in messages
+
+def _width(stream: Any) -> int | None:
+    """A terminal's own width; for a pipe or a file (CI logs, ``| grep``), wide enough that a
+    table's cells are not cut to 80 columns (COLUMNS still wins when set)."""
+    if os.environ.get("COLUMNS") or stream.isatty():
+        return None
+    return 240
+
+
+console = Console(soft_wrap=True, width=_width(sys.stdout))  # links and paths must stay copyable
+err_console = Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))  # never break paths in messages
 
 
 class _Errors:

@@ -96,15 +96,18 @@ async def browser_page():
     if not CHROMIUM.exists():
         missing("Debian's chromium", "apt-get install -y chromium (scripts/setup.sh test does it)")
     try:
-        from playwright.async_api import async_playwright
+        from playwright.async_api import async_playwright, expect
     except ImportError:
         missing("Playwright", "pip install -e '.[dev]'")
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(30_000)
-            yield page
+            # A loaded CI machine serves the Web UI slowly: every wait (pages opened from links too,
+            # and expect()'s assertions) gets 30 s, not Playwright's 5 s.
+            context = await browser.new_context(viewport={"width": 1280, "height": 900})
+            context.set_default_timeout(30_000)
+            expect.set_options(timeout=30_000)
+            yield await context.new_page()
         finally:
             await browser.close()
 
