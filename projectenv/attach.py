@@ -18,6 +18,7 @@ from pathlib import Path
 from ..git_command import git
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount
+from . import generated
 from .models import ProjectEnvironment
 
 
@@ -53,7 +54,9 @@ def link(environment: ProjectEnvironment, workspace: Path) -> None:
     workspace's); one already there for the same target is brought up to
     date, anything else there is replaced (it is the run's copy of what the
     setup judged untrustworthy). The workspace's own folder, when it is the
-    target, is left as it is."""
+    target, is left as it is. Files the build generated into the sources
+    (``projectenv.generated``) are copied in where they are missing."""
+    generated.place(environment.generated, workspace)
     for name, target in environment.links.items():
         here = workspace / name
         if os.path.realpath(here) == os.path.realpath(target):

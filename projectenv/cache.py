@@ -23,7 +23,7 @@ from ..settings import settings
 from .models import ProjectEnvironment, Recipe
 
 # Bump when what a recipe builds changes in a way the key does not see.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 MARKER = "greenloop-environment.json"
 
 

@@ -30,6 +30,10 @@ class ProjectEnvironment(BaseModel):
     # Toolchain build caches every test run keeps, beside the environment and keyed
     # like it (``attach.caches``): variable -> the cache's folder name (GOCACHE -> go-build).
     caches: dict[str, str] = Field(default_factory=dict)
+    # Files the project's build generated into its sources and git ignores (a version file...),
+    # copied into each workspace and worktree that lacks them (``generated``): workspace path ->
+    # the environment's copy.
+    generated: dict[str, str] = Field(default_factory=dict)
     # How it was made.
     key: str = ""  # the cache key: manifests' content and toolchain versions
     root: str | None = None  # the cached environment's directory (None: nothing to cache)

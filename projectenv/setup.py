@@ -21,7 +21,7 @@ from pathlib import Path
 from ..domain.errors import ErrorKind, GreenloopError
 from ..sandbox.environment import project_path
 from ..sandbox.models import Mount, SandboxSettings
-from . import cache, node, python, toolchains, trust
+from . import cache, generated, node, python, toolchains, trust
 from .models import FALLBACK_FILE, ProjectEnvironment, Recipe
 
 LOG_TAIL_CHARS = 3000
@@ -191,6 +191,8 @@ async def set_up(workspace: Path, language: str, framework: str, settings: Sandb
                 network=settings.setup_network,
                 suggestion="fix the project's manifests, or give a setup command in greenloop.toml")
         made = _fell_back(made, folder)
+        if recipe.ecosystem == "python":
+            made.generated = await asyncio.to_thread(generated.find, folder, workspace, recipe.import_roots)
         made = made.model_copy(update={"key": k, "source": "built", "commands": recipe.script,
                                        "log_path": str(out_dir),
                                        "duration_s": round(time.monotonic() - started, 3)})
