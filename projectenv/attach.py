@@ -11,8 +11,12 @@ and a runner still writes where it always writes (vitest's and Vite's
 
 from __future__ import annotations
 
+import fcntl
+import itertools
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..git_command import git
@@ -20,6 +24,7 @@ from ..sandbox.environment import project_path
 from ..sandbox.models import Mount
 from . import generated
 from .models import ProjectEnvironment
+from .toolchains import ONE_WRITER
 
 
 def _exclude(workspace: Path, name: str) -> None:
@@ -98,19 +103,43 @@ def test_env(environment: ProjectEnvironment, workspace: Path) -> dict[str, str]
     return env
 
 
-def caches(environment: ProjectEnvironment, backend: str) -> tuple[dict[str, str], list[Mount]]:
-    """The environment's build caches for a test run on ``backend``: their
-    variables and writable mounts. They live beside the environment, keyed
-    like it, one set per backend (each runs as its own user), so every run,
-    worktree and batch of the project starts warm."""
+@contextmanager
+def caches(environment: ProjectEnvironment, backend: str) -> Iterator[tuple[dict[str, str], list[Mount]]]:
+    """The environment's toolchain caches for a test run on ``backend``, held
+    while the run lasts: their variables and writable mounts. They live beside
+    the environment, keyed like it, one set per backend (each runs as its own
+    user), so every run, worktree and batch of the project starts warm. A
+    cache its toolchain lets one writer use at a time (``toolchains.ONE_WRITER``)
+    is a copy no other run holds."""
     if not environment.caches or not environment.root:
-        return {}, []
+        yield {}, []
+        return
     root = Path(f"{environment.root}.caches-{backend}")
     env: dict[str, str] = {}
-    for var, name in environment.caches.items():
-        (root / name).mkdir(parents=True, exist_ok=True)
-        env[var] = str(root / name)
-    return env, [Mount(path=str(root), writable=True)]
+    with ExitStack() as held:
+        for var, name in environment.caches.items():
+            folder = held.enter_context(_free_copy(root / name)) if name in ONE_WRITER else root / name
+            folder.mkdir(parents=True, exist_ok=True)
+            env[var] = str(folder)
+        yield env, [Mount(path=str(root), writable=True)]
+
+
+@contextmanager
+def _free_copy(folder: Path) -> Iterator[Path]:
+    """The first of ``folder/0``, ``folder/1``... that no run holds, held (a file lock, so runs of
+    other workers on this machine see it too) until the run ends."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in itertools.count():
+        with open(folder / f"{i}.lock", "w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            try:
+                yield folder / str(i)
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+            return
 
 
 def mounts(environment: ProjectEnvironment) -> list[Mount]:

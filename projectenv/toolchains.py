@@ -49,11 +49,14 @@ def _cargo_dependencies(root: Path) -> bool:
 def recipe(root: Path, language: str) -> Recipe | None:
     """The download for ``language``'s project at ``root``; None when there is
     nothing to fetch or no toolchain to fetch it with."""
-    if language == "rust" and _cargo_dependencies(root) and _version(("cargo", "--version")):
+    if language == "rust" and (root / "Cargo.toml").is_file() and _version(("cargo", "--version")):
+        # Without dependencies there is nothing to fetch, but the build is still kept (``BUILD_CACHES``).
         found = [f for f in ("Cargo.toml", "Cargo.lock") if (root / f).is_file()]
+        fetch = _cargo_dependencies(root)
         return Recipe(ecosystem="rust", manifests=found, toolchain=_version(("cargo", "--version")),
-                      script=["cd project && cargo fetch"], stage_tree=True,
-                      env={"CARGO_HOME": "{root}/cargo"}, reason="crates by `cargo fetch`")
+                      script=["cd project && cargo fetch"] if fetch else [], stage_tree=fetch,
+                      env={"CARGO_HOME": "{root}/cargo"},
+                      reason="crates by `cargo fetch`" if fetch else "no crates to fetch; the build kept")
     if language == "go" and (root / "go.mod").is_file() and _version(("go", "version")):
         found = [f for f in ("go.mod", "go.sum") if (root / f).is_file()]
         return Recipe(ecosystem="go", manifests=found, toolchain=_version(("go", "version")),
@@ -73,9 +76,19 @@ def recipe(root: Path, language: str) -> Recipe | None:
     return None
 
 
-# The build caches a toolchain keeps between runs (variable -> folder name, ``attach.caches``):
-# Go's build cache is safe for concurrent use by several go commands.
-BUILD_CACHES = {"go": {"GOCACHE": "go-build"}}
+# The caches a toolchain keeps between test runs (variable -> folder name), beside the environment
+# and keyed like it, mounted writable into every run, worktree and batch (``attach.caches``).
+BUILD_CACHES = {
+    "go": {"GOCACHE": "go-build"},
+    "rust": {"CARGO_TARGET_DIR": "cargo-target"},
+    "node": {"npm_config_cache": "npm", "npm_config_store_dir": "pnpm-store", "YARN_CACHE_FOLDER": "yarn"},
+    "python": {"UV_CACHE_DIR": "uv", "PIP_CACHE_DIR": "pip"},
+}
+# Go's build cache, npm's and pnpm's content-addressed stores, uv's and pip's caches are safe for
+# several writers at once. These are not: cargo locks its build directory for a whole build (a
+# second run would wait for the first), and yarn 1's cache has no lock at all. Each run of theirs
+# takes a copy no other run is using (``attach.caches``), warm from the run that used it last.
+ONE_WRITER = frozenset({"cargo-target", "yarn"})
 
 
 def test_env(ecosystem: str, root: str) -> dict[str, str]:

@@ -46,13 +46,14 @@ async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxS
                 heartbeat: Callable[[str], None], environment: ProjectEnvironment | None = None) -> ExecResult:
     from .. import sandbox  # the sandbox owns isolation and limits
 
-    env, mounts = (attach.test_env(environment, workspace), attach.mounts(environment)) if environment else (None, [])
-    if environment is not None and environment.caches:
-        _, backend, _ = sandbox.choose_backend(settings.backend)
-        more, writable = attach.caches(environment, backend)
-        env, mounts = {**(env or {}), **more}, [*mounts, *writable]
-    return await sandbox.run(command, workspace, env, settings, backend=settings.backend,
-                             out_dir=out_dir, heartbeat=heartbeat, mounts=mounts)
+    if environment is None:
+        return await sandbox.run(command, workspace, None, settings, backend=settings.backend,
+                                 out_dir=out_dir, heartbeat=heartbeat, mounts=[])
+    backend = sandbox.choose_backend(settings.backend)[1] if environment.caches else ""
+    with attach.caches(environment, backend) as (kept, writable):
+        return await sandbox.run(command, workspace, {**attach.test_env(environment, workspace), **kept}, settings,
+                                 backend=settings.backend, out_dir=out_dir, heartbeat=heartbeat,
+                                 mounts=[*attach.mounts(environment), *writable])
 
 
 def _stderr_end(ex: ExecResult, chars: int) -> str:

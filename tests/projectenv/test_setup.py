@@ -242,3 +242,79 @@ async def test_go_runs_keep_their_build_cache_beside_the_environment(home, tmp_p
     run = await run_tests(plan, tree, tmp_path / "two", SETTINGS)
     assert run.report.totals.failed == 1 and run.report.totals.passed == 1
     assert sum(1 for p in kept.rglob("*") if p.is_file()) < entries + 50  # reused, not rebuilt
+
+
+CRATE = {
+    "Cargo.toml": '[package]\nname = "sums"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+    "src/lib.rs": """
+        pub fn add(a: i32, b: i32) -> i32 { a - b }
+
+        #[cfg(test)]
+        mod tests {
+            #[test]
+            fn adds() { assert_eq!(super::add(2, 2), 4); }
+            #[test]
+            fn zero() { assert_eq!(super::add(0, 0), 0); }
+        }
+        """,
+    ".gitignore": "/target\n",
+}
+
+
+def _stderr(run) -> str:
+    return Path(run.test.stderr_path).read_text()
+
+
+async def test_cargo_runs_keep_their_build_beside_the_environment(home, tmp_path):
+    # The workspace's target/ would be cold in every new run's workspace and worktree (and copied into
+    # each worktree); the kept one is warm. (Crates from a registry live at one path, in the environment's
+    # CARGO_HOME, so every workspace reuses their build; the crate under test is built per path.)
+    ws = git_init(write(tmp_path / "sums", CRATE))
+    plan = plan_tests(ws)
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS, tmp_path / "setup")
+    assert environment.ecosystem == "rust" and environment.caches == {"CARGO_TARGET_DIR": "cargo-target"}
+    plan = plan.model_copy(update={"environment": environment})
+    first = await run_tests(plan, ws, tmp_path / "one", SETTINGS)
+    assert _statuses(first) == {"tests::adds": Status.FAILED, "tests::zero": Status.PASSED}
+    assert "Compiling sums" in _stderr(first)
+    kept = Path(f"{environment.root}.caches-{BACKEND}") / "cargo-target" / "0"
+    assert list(kept.glob("debug/deps/sums-*")) and not (ws / "target").exists()
+    again = await run_tests(plan, ws, tmp_path / "two", SETTINGS)
+    assert _statuses(again) == _statuses(first)
+    assert "Compiling" not in _stderr(again)  # nothing rebuilt: the second run reused the first's build
+
+
+async def test_a_cache_one_writer_at_a_time_is_a_copy_of_each_concurrent_runs_own(home, tmp_path):
+    from greenloop.projectenv.attach import caches
+
+    ws = git_init(write(tmp_path / "sums", CRATE))
+    environment = await set_up(ws, "rust", "cargo-test", SETTINGS, tmp_path / "setup")
+    with caches(environment, BACKEND) as (one, _), caches(environment, BACKEND) as (two, _):
+        assert one["CARGO_TARGET_DIR"] != two["CARGO_TARGET_DIR"]  # two runs at once: one copy each
+    with caches(environment, BACKEND) as (three, _):
+        assert three["CARGO_TARGET_DIR"] == one["CARGO_TARGET_DIR"]  # then the first free, warm one again
+
+
+async def test_python_runs_keep_pip_and_uv_caches_beside_the_environment(home, src_project, tmp_path):
+    # A test that installs or builds (pip, uv) finds what an earlier run of the project cached, in any worktree.
+    write(src_project, {"tests/test_cache.py": """
+        import os
+        from pathlib import Path
+
+
+        def test_the_caches_are_kept():
+            for var in ("PIP_CACHE_DIR", "UV_CACHE_DIR"):
+                seen = Path(os.environ[var], "seen")
+                assert seen.is_file() or os.environ.get("FIRST_RUN") == "1"
+                seen.write_text("a run was here")
+        """})
+    git_init(src_project)
+    plan, environment, run = await _setup_and_run(src_project, tmp_path / "out", env={"FIRST_RUN": "1"})
+    assert _statuses(run)["tests/test_cache.py::test_the_caches_are_kept"] == Status.PASSED
+    tree = tmp_path / "trees" / "t"
+    worktree.create(src_project, tree)
+    later = environment.model_copy(update={"env": {}})  # not the first run any more
+    again = await run_tests(plan.model_copy(update={"environment": later}), tree, tmp_path / "two", SETTINGS)
+    assert _statuses(again)["tests/test_cache.py::test_the_caches_are_kept"] == Status.PASSED
+    kept = Path(f"{environment.root}.caches-{BACKEND}")
+    assert (kept / "pip" / "seen").is_file() and (kept / "uv" / "seen").is_file()

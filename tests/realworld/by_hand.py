@@ -72,16 +72,16 @@ def check(p: Project, work: Path) -> list[str]:
                 problems.append(f"tests fail that no bug names: {stray}")
             if code == 0:
                 problems.append("the buggy suite exits 0")
-            print(f"  {p.name}: buggy suite fails {len(failed)} test(s): {failed}")
+            print(f"  {p.id}: buggy suite fails {len(failed)} test(s): {failed}")
     return problems
 
 
 def main(names: list[str]) -> int:
     bad = 0
     for p in PROJECTS:
-        if names and p.name not in names:
+        if names and p.name not in names and p.id not in names:
             continue
-        with tempfile.TemporaryDirectory(prefix=f"realworld-{p.name}-") as work:
+        with tempfile.TemporaryDirectory(prefix=f"realworld-{p.id}-") as work:
             problems = check(p, Path(work))
         print(f"{p.spec}: {'ok' if not problems else 'WRONG'}")
         for problem in problems:

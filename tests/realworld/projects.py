@@ -64,6 +64,14 @@ class Project(BaseModel):
     # node_modules); the test command prints a report it reads: pytest -rf, TAP, mocha JSON.
     hand_install: tuple[str, ...]
     hand_test: tuple[str, ...]
+    # A git checkout rather than the archive as published: committed as the project's git repository
+    # tracks it (its .gitignore respected), so what its build generates (``absent``) is not there.
+    checkout: bool = False
+    absent: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}-checkout" if self.checkout else self.name
 
     @property
     def spec(self) -> str:
@@ -74,27 +82,33 @@ class Project(BaseModel):
         return SCENARIOS / f"{self.name}.yaml"
 
 
-PROJECTS: tuple[Project, ...] = (
-    Project(
-        name="humanize", registry="pypi", version="4.11.0", archive="humanize-4.11.0.tar.gz",
-        sha256="e66f36020a2d5a974c504bd2555cf770621dbdbb6d82f94a6857c0b1ea2608be",
-        kind="Python, src/ layout, test extras in [project.optional-dependencies] (tests), hatch-vcs version, "
-             "pytest with filterwarnings = error",
-        tests_dir="tests",
-        hand_install=("python", "-m", "pip", "install", "-e", ".[tests]"), hand_test=("python", "-m", "pytest", "-rf"),
-        bugs=(
-            Bug(path="src/humanize/lists.py",
-                original='return ", ".join(str(item) for item in items[:-1])',
-                injected='return ", ".join(str(item) for item in items[:-2])',
-                breaks=r"test_lists\.py::test_natural_list",
-                what="natural_list() drops the second-to-last item of lists of three or more (off by one)"),
-            Bug(path="src/humanize/filesize.py",
-                original="if abs_bytes == 1 and not gnu:",
-                injected="if abs_bytes == 1 and gnu:",
-                breaks=r"test_filesize\.py::test_naturalsize\[test_args\d+-1 Byte\]",
-                what="naturalsize(1) says '1 Bytes' (negated condition)"),
-        ),
+HUMANIZE = Project(
+    name="humanize", registry="pypi", version="4.11.0", archive="humanize-4.11.0.tar.gz",
+    sha256="e66f36020a2d5a974c504bd2555cf770621dbdbb6d82f94a6857c0b1ea2608be",
+    kind="Python, src/ layout, test extras in [project.optional-dependencies] (tests), hatch-vcs version, "
+         "pytest with filterwarnings = error",
+    tests_dir="tests",
+    hand_install=("python", "-m", "pip", "install", "-e", ".[tests]"), hand_test=("python", "-m", "pytest", "-rf"),
+    bugs=(
+        Bug(path="src/humanize/lists.py",
+            original='return ", ".join(str(item) for item in items[:-1])',
+            injected='return ", ".join(str(item) for item in items[:-2])',
+            breaks=r"test_lists\.py::test_natural_list",
+            what="natural_list() drops the second-to-last item of lists of three or more (off by one)"),
+        Bug(path="src/humanize/filesize.py",
+            original="if abs_bytes == 1 and not gnu:",
+            injected="if abs_bytes == 1 and gnu:",
+            breaks=r"test_filesize\.py::test_naturalsize\[test_args\d+-1 Byte\]",
+            what="naturalsize(1) says '1 Bytes' (negated condition)"),
     ),
+)
+
+PROJECTS: tuple[Project, ...] = (
+    HUMANIZE,
+    HUMANIZE.model_copy(update={
+        "checkout": True, "absent": ("src/humanize/_version.py",),
+        "kind": "a git checkout of humanize (not the sdist): hatch-vcs writes src/humanize/_version.py at build "
+                "time, the project's .gitignore excludes it, and humanize/__init__.py imports it"}),
     Project(
         name="structlog", registry="pypi", version="24.4.0", archive="structlog-24.4.0.tar.gz",
         sha256="b27bfecede327a6d2da5fbc96bd859f114ecc398a6389d664f62085ee7ae6fc4",
@@ -201,7 +215,7 @@ PROJECTS: tuple[Project, ...] = (
 
 
 def project(name: str) -> Project:
-    return next(p for p in PROJECTS if p.name == name)
+    return next(p for p in PROJECTS if name in (p.id, p.name))
 
 
 # --- the archives -----------------------------------------------------------------
@@ -256,6 +270,10 @@ def unpack(p: Project, dest: Path) -> Path:
         tar.extractall(dest, members=members, filter="data")
     if not (dest / p.tests_dir).is_dir():
         raise MaterialError(f"{p.spec}: the published archive has no {p.tests_dir}/ folder of tests")
+    if p.checkout:  # as its git repository tracks it: no sdist metadata, nothing its .gitignore excludes
+        (dest / "PKG-INFO").unlink(missing_ok=True)
+        commit_all(dest, f"{p.spec} as its git repository tracks it", ignored=False)
+        git(dest, "clean", "-fdqX")
     return dest
 
 
@@ -274,10 +292,12 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def commit_all(root: Path, message: str) -> None:
-    """Make ``root`` a git repository whose one commit holds every file, ignored or not."""
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "add", "--all", "--force", ".")
+def commit_all(root: Path, message: str, *, ignored: bool = True) -> None:
+    """Commit every file of ``root`` (a git repository from now on), those its .gitignore
+    excludes too unless ``ignored`` is False."""
+    if not (root / ".git").is_dir():
+        git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "--all", *(["--force"] if ignored else []), ".")
     git(root, "commit", "--quiet", "--no-verify", "-m", message)
 
 
@@ -285,7 +305,7 @@ def buggy_checkout(p: Project, dest: Path) -> Path:
     """A git repository of ``p`` with its bugs in, as a user would hand it to Greenloop."""
     unpack(p, dest)
     inject(p, dest)
-    commit_all(dest, f"{p.spec} with {len(p.bugs)} injected bug(s)")
+    commit_all(dest, f"{p.spec} with {len(p.bugs)} injected bug(s)", ignored=not p.checkout)
     return dest
 
 

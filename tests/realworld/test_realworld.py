@@ -34,7 +34,7 @@ from tests.realworld.projects import (
     unpack,
 )
 
-IDS = [p.name for p in PROJECTS]
+IDS = [p.id for p in PROJECTS]
 # A cold environment cache installs every project's test dependencies from its registry.
 RUN_TIMEOUT_S = 840
 
@@ -71,6 +71,8 @@ def test_the_material_is_the_published_project_with_its_bugs(p: Project, tmp_pat
     inject(p, buggy)
     changed = {d.removeprefix("differs: ") for d in differences(pristine, buggy)}
     assert changed == {b.path for b in p.bugs}
+    # A checkout lacks what the build generates (the project's .gitignore excludes it).
+    assert [f for f in p.absent if (pristine / f).exists()] == []
     # The scripted LLM proposes the published code for every bug, and nothing else.
     assert scripted_fixes(p) == {(b.path, b.injected, b.original) for b in p.bugs}
 

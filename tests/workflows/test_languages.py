@@ -100,9 +100,10 @@ async def test_rust_cargo_repository_is_driven_to_green(temporal_env, scripted, 
     assert sorted(summary.fixed) == sorted(RUST_FAILING) and summary.attempts == 2
     assert summary.initial.failed == 2 and summary.final.failed == 0 and summary.final.passed == 7
     assert summary.still_failing == [] and summary.flaky == [] and summary.regressions_prevented == 0
-    # cargo built in the workspace, never in the user's repository.
+    # cargo built in the target folder kept with the environment, never in the user's repository
+    # (nor in the workspace, whose worktrees would each copy it).
     assert snapshot(repo) == before and not (repo / "target").exists()
-    assert Path(ws, "target").is_dir()
+    assert not Path(ws, "target").exists()
     patch = Path(summary.patch).read_text()
     assert "+    celsius * 9 / 5 + 32\n" in patch
     assert "+    text.split_whitespace().count()\n" in patch
