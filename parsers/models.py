@@ -118,6 +118,9 @@ class TestReport(BaseModel):
     # How the per-test results disagree with that summary, when they do: the
     # run's counts are not the runner's, which every view of the run says.
     miscount: str | None = None
+    # Why tests error at import when a file the project's build generates is missing from the
+    # checkout (git ignores it): set by the runner (``projectenv.generated.explain``).
+    setup_explains: str | None = None
     # The output cap the run's output passed, in bytes, when the sandbox cut it
     # there and stopped the run (the parser read what came before).
     output_cut_bytes: int | None = None

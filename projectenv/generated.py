@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
@@ -78,3 +79,33 @@ def place(generated: dict[str, str], workspace: Path) -> None:
         dst = workspace / rel
         if not os.path.lexists(dst) and dst.parent.is_dir() and os.path.isfile(src):
             shutil.copy2(src, dst)
+
+
+MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def explain(errors: list[str], workspace: Path, import_roots: list[str]) -> str | None:
+    """Why tests that errored with ``errors`` (their messages and details) could not import:
+    a module of the workspace's packages missing from this checkout because git ignores it
+    (the project's build generates it, and the environment's build did not provide it); None
+    when that is not the reason."""
+    seen: dict[str, int] = {}
+    for text in errors:
+        for module in dict.fromkeys(MISSING_MODULE.findall(text)):
+            seen[module] = seen.get(module, 0) + 1
+    for module, count in sorted(seen.items(), key=lambda mc: -mc[1]):
+        *package, name = module.split(".")
+        if not package:
+            continue
+        for root in import_roots:
+            folder = workspace / root / Path(*package)
+            rel = os.path.normpath(os.path.join(root, *package, f"{name}.py"))
+            if folder.is_dir() and not (workspace / rel).exists() and _ignored(workspace, rel):
+                return (f"{count} test(s) cannot import {module}: {rel} is not in this checkout (git ignores it: "
+                        "the project's build generates it) and the environment's build did not make it; give a "
+                        "setup command in greenloop.toml that generates it (e.g. the project's build step)")
+    return None
+
+
+def _ignored(workspace: Path, rel: str) -> bool:
+    return rel in git(workspace, "check-ignore", "--", rel, check=False).splitlines()

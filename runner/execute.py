@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers import RunOutput, parse
-from ..parsers.models import TestReport
-from ..projectenv import attach
+from ..parsers.models import Status, TestReport
+from ..projectenv import attach, generated
 from ..projectenv.models import ProjectEnvironment
 from ..sandbox.models import ExecResult, SandboxSettings
 from . import crash
@@ -173,6 +173,10 @@ async def run_tests(plan: SuitePlan, workspace: Path, out_dir: Path, settings: S
         report.timed_out = True
         report.warnings.append(f"the run was killed after its time limit ({test.command})")
     report.warnings.extend(test.warnings)
+    if plan.language == "python":
+        errors = [f"{t.message or ''}\n{t.details or ''}" for t in report.tests if t.status == Status.ERRORED]
+        roots = plan.environment.import_roots if plan.environment and plan.environment.import_roots else ["."]
+        report.setup_explains = generated.explain(errors or [report.output_tail or ""], workspace, roots)
     if test.truncated:
         report.output_cut_bytes = settings.output_bytes
     (out_dir / "report.json").write_text(report.model_dump_json(indent=1))

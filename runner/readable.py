@@ -47,10 +47,12 @@ def output_cut(report: TestReport) -> str | None:
 
 
 def caveats(report: TestReport) -> list[str]:
-    """Why a read run's counts may not be the runner's: they disagree with its
-    own total; its output was cut (tests after the cut are not counted)."""
+    """Why a read run's counts may not be the runner's: its tests error at import because
+    the checkout lacks a file the project's build generates; they disagree with its own
+    total; its output was cut (tests after the cut are not counted)."""
     cut = output_cut(report)
-    return [c for c in (report.miscount, cut and f"{cut}: the tests after the cut are not counted") if c]
+    return [c for c in (report.setup_explains, report.miscount,
+                        cut and f"{cut}: the tests after the cut are not counted") if c]
 
 
 def unreadable_reason(report: TestReport) -> str | None:

@@ -13,6 +13,7 @@ from greenloop.parsers.models import Status
 from greenloop.projectenv.setup import set_up
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
+from greenloop.runner.readable import caveats
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.workspace import worktree
 from tests.projectenv.conftest import BACKEND, git_init, write
@@ -148,3 +149,24 @@ async def test_a_file_of_the_build_that_git_does_not_ignore_is_left_missing(home
     run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "suite", SETTINGS)
     assert not (ws / "stamped" / "_build_info.py").exists()
     assert not any(s == Status.PASSED for s in _statuses(run).values())
+
+
+async def test_tests_that_cannot_import_a_generated_file_no_build_made_are_said_so(home, tmp_path):
+    # The build does not write the version file (a script of the project's would): every test module
+    # errors at import, and the report says why, not just that they errored.
+    files = {**SETUPTOOLS_SCM, "pyproject.toml": SETUPTOOLS_SCM["pyproject.toml"].split("[tool.setuptools_scm]")[0]
+             .replace('dynamic = ["version"]', 'version = "1.0"').replace(', "setuptools-scm>=8"', "")}
+    ws = git_init(write(tmp_path / "project", files))
+    plan = plan_tests(ws)
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS, tmp_path / "setup")
+    assert environment.generated == {}
+    run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "suite", SETTINGS)
+    assert run.report.totals.errored >= 1 and run.report.totals.passed == 0
+    said = run.report.setup_explains or ""
+    assert "cannot import scmpkg._version" in said and "src/scmpkg/_version.py is not in this checkout" in said
+    assert said in caveats(run.report)  # what the run's summary and `greenloop doctor` show
+
+    # A module simply missing (git does not ignore it) is the code's own problem: nothing is explained.
+    (ws / ".gitignore").write_text("__pycache__/\n")
+    run = await run_tests(plan.model_copy(update={"environment": environment}), ws, tmp_path / "again", SETTINGS)
+    assert run.report.totals.errored >= 1 and run.report.setup_explains is None
