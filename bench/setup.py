@@ -11,6 +11,11 @@ project with a package-lock.json) it measures, in the same run:
 - warm: the environment is in the cache (every later run, worktree and validation).
 
 Each is the median of N setups; the ratio is cold / warm.
+
+Then warm suite runs of a Go module and a Rust crate: Greenloop's (the sandbox,
+the environment's kept build caches, the parse) against the bare warm command
+(the plan's test command run directly in a copy of the project, its own
+caches warm); the median of N runs each, after one run that warms both.
 """
 
 from __future__ import annotations
@@ -32,8 +37,19 @@ sys.path.insert(0, str(REPO))
 
 from greenloop.projectenv import cache  # noqa: E402
 from greenloop.projectenv.setup import set_up  # noqa: E402
+from greenloop.runner.execute import run_tests  # noqa: E402
+from greenloop.runner.plan import plan_tests  # noqa: E402
 from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write  # noqa: E402
+from tests.projectenv.test_setup import CRATE  # noqa: E402
+
+GO_MODULE = {
+    "go.mod": "module example.com/sums\n\ngo 1.19\n",
+    "sums.go": "package sums\n\nfunc Add(a, b int) int { return a - b }\n",
+    "sums_test.go": "package sums\n\nimport \"testing\"\n\n"
+                    "func TestAdd(t *testing.T) { if Add(2, 2) != 4 { t.Fatal(\"bad\") } }\n"
+                    "func TestZero(t *testing.T) { if Add(0, 0) != 0 { t.Fatal(\"bad\") } }\n",
+}
 
 
 def python_sample(root: Path) -> tuple[Path, str, str]:
@@ -75,6 +91,35 @@ async def measure(sample, runs: int, settings: SandboxSettings, scratch: Path) -
     return {**med, "ratio": med["cold"] / med["warm"]}
 
 
+async def suite_runs(files: dict[str, str], runs: int, settings: SandboxSettings, scratch: Path) -> dict:
+    """Median seconds of a warm Greenloop suite run and of the bare warm command."""
+    os.environ["GREENLOOP_HOME"] = str(scratch / "home")
+    ws = git_init(write(scratch / "project", files))
+    bare = shutil.copytree(ws, scratch / "bare")
+    plan = plan_tests(ws)
+    plan.environment = await set_up(ws, plan.language, plan.framework, settings, scratch / "setup")
+    env = {**os.environ, "GOCACHE": str(scratch / "bare-gocache")}
+
+    async def greenloop(i: int) -> float:
+        started = time.monotonic()
+        await run_tests(plan, ws, scratch / f"suite-{i}", settings)
+        return time.monotonic() - started
+
+    def direct() -> float:
+        started = time.monotonic()
+        subprocess.run(["bash", "-c", plan.test_command], cwd=bare, env=env, capture_output=True, timeout=600)
+        return time.monotonic() - started
+
+    await greenloop(-1)
+    direct()  # both warm
+    ours, theirs = [], []
+    for i in range(runs):
+        ours.append(await greenloop(i))
+        theirs.append(direct())
+    med = {"greenloop": statistics.median(ours), "bare": statistics.median(theirs)}
+    return {**med, "command": plan.test_command, "ratio": med["greenloop"] / med["bare"]}
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -88,6 +133,14 @@ async def main() -> None:
         with tempfile.TemporaryDirectory(prefix="greenloop-bench-setup-") as tmp:
             r = await measure(sample, args.runs, settings, Path(tmp))
         print(f"| {name} | {r['cold']:.2f} s | {r['rebuild']:.2f} s | {r['warm'] * 1000:.0f} ms | {r['ratio']:.0f}x |")
+    print()
+    print("| warm suite run | command | Greenloop | bare | Greenloop / bare |")
+    print("|---|---|---:|---:|---:|")
+    for name, files in (("Go module, 2 tests", GO_MODULE), ("Rust crate, 2 tests", CRATE)):
+        with tempfile.TemporaryDirectory(prefix="greenloop-bench-suite-") as tmp:
+            r = await suite_runs(files, args.runs, settings, Path(tmp))
+        print(f"| {name} | `{r['command']}` | {r['greenloop'] * 1000:.0f} ms | {r['bare'] * 1000:.0f} ms "
+              f"| {r['ratio']:.2f}x |")
 
 
 if __name__ == "__main__":
