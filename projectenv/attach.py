@@ -24,7 +24,7 @@ from ..sandbox.environment import project_path
 from ..sandbox.models import Mount
 from . import generated
 from .models import ProjectEnvironment
-from .toolchains import ONE_WRITER
+from .toolchains import ON_ANOTHER_CHECKOUT, ONE_WRITER
 
 
 def _exclude(workspace: Path, name: str) -> None:
@@ -104,13 +104,16 @@ def test_env(environment: ProjectEnvironment, workspace: Path) -> dict[str, str]
 
 
 @contextmanager
-def caches(environment: ProjectEnvironment, backend: str) -> Iterator[tuple[dict[str, str], list[Mount]]]:
-    """The environment's toolchain caches for a test run on ``backend``, held
-    while the run lasts: their variables and writable mounts. They live beside
-    the environment, keyed like it, one set per backend (each runs as its own
-    user), so every run, worktree and batch of the project starts warm. A
-    cache its toolchain lets one writer use at a time (``toolchains.ONE_WRITER``)
-    is a copy no other run holds."""
+def caches(environment: ProjectEnvironment, backend: str,
+           workspace: Path) -> Iterator[tuple[dict[str, str], list[Mount]]]:
+    """The environment's toolchain caches for a test run in ``workspace`` on
+    ``backend``, held while the run lasts: their variables and writable
+    mounts. They live beside the environment, keyed like it, one set per
+    backend (each runs as its own user), so every run, worktree and batch of
+    the project starts warm. A cache its toolchain lets one writer use at a
+    time (``toolchains.ONE_WRITER``) is a copy no other run holds; one that
+    another checkout used last is made safe for this one first
+    (``toolchains.ON_ANOTHER_CHECKOUT``)."""
     if not environment.caches or not environment.root:
         yield {}, []
         return
@@ -118,10 +121,23 @@ def caches(environment: ProjectEnvironment, backend: str) -> Iterator[tuple[dict
     env: dict[str, str] = {}
     with ExitStack() as held:
         for var, name in environment.caches.items():
-            folder = held.enter_context(_free_copy(root / name)) if name in ONE_WRITER else root / name
+            folder = root / name
+            if name in ONE_WRITER:
+                folder = held.enter_context(_free_copy(folder))
+                _hand_over(folder, name, workspace, environment)
             folder.mkdir(parents=True, exist_ok=True)
             env[var] = str(folder)
         yield env, [Mount(path=str(root), writable=True)]
+
+
+def _hand_over(folder: Path, name: str, workspace: Path, environment: ProjectEnvironment) -> None:
+    """Record that ``workspace`` uses the copy ``folder`` now; when another checkout used it last,
+    do what the toolchain needs first (``ON_ANOTHER_CHECKOUT``)."""
+    last = folder.parent / f"{folder.name}.checkout"
+    here = str(workspace.resolve())
+    if folder.is_dir() and (not last.is_file() or last.read_text() != here) and name in ON_ANOTHER_CHECKOUT:
+        ON_ANOTHER_CHECKOUT[name](folder, environment.env)
+    last.write_text(here)
 
 
 @contextmanager

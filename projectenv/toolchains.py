@@ -7,9 +7,11 @@ runs (offline) where it is."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tomllib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -89,6 +91,28 @@ BUILD_CACHES = {
 # second run would wait for the first), and yarn 1's cache has no lock at all. Each run of theirs
 # takes a copy no other run is using (``attach.caches``), warm from the run that used it last.
 ONE_WRITER = frozenset({"cargo-target", "yarn"})
+
+REGISTRY_CRATE = re.compile(r"^(.+?)-\d+\.\d+\.\d+")
+
+
+def forget_checkout_builds(target: Path, cargo_home: str | None) -> None:
+    """Make cargo build the checkout's own crates again in the kept ``target``, keeping the
+    registry crates' builds. Cargo names a path crate's build alike wherever the checkout is,
+    and trusts it while no source file is newer: another checkout's build (a fixed worktree's)
+    would pass for this one's code. So when a copy changes hands between checkouts, the
+    fingerprints of every crate that is not a downloaded one (its name is not in the
+    environment's CARGO_HOME) go."""
+    fetched = {m.group(1) for d in Path(cargo_home or "/nonexistent").glob("registry/src/*/*")
+               if (m := REGISTRY_CRATE.match(d.name))}
+    for fingerprint in [*target.glob("*/.fingerprint/*"), *target.glob("*/*/.fingerprint/*")]:
+        if fingerprint.name.rsplit("-", 1)[0] not in fetched:
+            shutil.rmtree(fingerprint, ignore_errors=True)
+
+
+# What a one-writer cache needs when its copy was last used by another checkout (``attach.caches``).
+ON_ANOTHER_CHECKOUT: dict[str, Callable[[Path, dict[str, str]], None]] = {
+    "cargo-target": lambda folder, env: forget_checkout_builds(folder, env.get("CARGO_HOME")),
+}
 
 
 def test_env(ecosystem: str, root: str) -> dict[str, str]:

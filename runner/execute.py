@@ -50,7 +50,7 @@ async def _exec(command: str, workspace: Path, out_dir: Path, settings: SandboxS
         return await sandbox.run(command, workspace, None, settings, backend=settings.backend,
                                  out_dir=out_dir, heartbeat=heartbeat, mounts=[])
     backend = sandbox.choose_backend(settings.backend)[1] if environment.caches else ""
-    with attach.caches(environment, backend) as (kept, writable):
+    with attach.caches(environment, backend, workspace) as (kept, writable):
         return await sandbox.run(command, workspace, {**attach.test_env(environment, workspace), **kept}, settings,
                                  backend=settings.backend, out_dir=out_dir, heartbeat=heartbeat,
                                  mounts=[*attach.mounts(environment), *writable])

@@ -289,9 +289,9 @@ async def test_a_cache_one_writer_at_a_time_is_a_copy_of_each_concurrent_runs_ow
 
     ws = git_init(write(tmp_path / "sums", CRATE))
     environment = await set_up(ws, "rust", "cargo-test", SETTINGS, tmp_path / "setup")
-    with caches(environment, BACKEND) as (one, _), caches(environment, BACKEND) as (two, _):
+    with caches(environment, BACKEND, ws) as (one, _), caches(environment, BACKEND, ws) as (two, _):
         assert one["CARGO_TARGET_DIR"] != two["CARGO_TARGET_DIR"]  # two runs at once: one copy each
-    with caches(environment, BACKEND) as (three, _):
+    with caches(environment, BACKEND, ws) as (three, _):
         assert three["CARGO_TARGET_DIR"] == one["CARGO_TARGET_DIR"]  # then the first free, warm one again
 
 
@@ -318,3 +318,22 @@ async def test_python_runs_keep_pip_and_uv_caches_beside_the_environment(home, s
     assert _statuses(again)["tests/test_cache.py::test_the_caches_are_kept"] == Status.PASSED
     kept = Path(f"{environment.root}.caches-{BACKEND}")
     assert (kept / "pip" / "seen").is_file() and (kept / "uv" / "seen").is_file()
+
+
+async def test_a_kept_cargo_build_never_tests_another_checkouts_code(home, tmp_path):
+    # cargo decides freshness by mtime and names a path crate's build alike at any path: a worktree's
+    # fixed build, older than nothing in the workspace, must not pass for the workspace's own code.
+    ws = git_init(write(tmp_path / "sums", CRATE))
+    plan = plan_tests(ws)
+    plan = plan.model_copy(update={"environment": await set_up(ws, plan.language, plan.framework, SETTINGS,
+                                                                 tmp_path / "setup")})
+    assert _statuses(await run_tests(plan, ws, tmp_path / "one", SETTINGS))["tests::adds"] == Status.FAILED
+    tree = tmp_path / "trees" / "fix"
+    worktree.create(ws, tree)
+    code = tree / "src/lib.rs"
+    code.write_text(code.read_text().replace("a - b", "a + b"))
+    fixed = await run_tests(plan, tree, tmp_path / "two", SETTINGS)
+    assert _statuses(fixed)["tests::adds"] == Status.PASSED
+    again = await run_tests(plan, ws, tmp_path / "three", SETTINGS)
+    assert _statuses(again)["tests::adds"] == Status.FAILED  # the workspace's code, built again
+    assert "Compiling sums" in _stderr(again)
