@@ -79,8 +79,8 @@ def stage(workspace: Path, recipe: Recipe, target: Path) -> None:
     for rel in dict.fromkeys([*recipe.manifests, *recipe.stage]):
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if recipe.ecosystem == "node" and rel == "package.json":
-            dst.write_text(node.staged_manifest(workspace))
+        if recipe.ecosystem == "node" and Path(rel).name == "package.json":
+            dst.write_text(node.staged_manifest((workspace / rel).parent))
         else:
             shutil.copy2(workspace / rel, dst)
 

@@ -155,3 +155,67 @@ def vitest_project(tmp_path, vitest_lockfile) -> Path:
     (root / "package.json").write_text(json.dumps(VITEST_MANIFEST, indent=2))
     (root / "package-lock.json").write_text(vitest_lockfile)
     return git_init(root)
+
+
+# An npm workspace: `lib` holds the bug, `app`'s tests find it (`@mono/lib`, through the workspace's
+# link) and need a dependency of app's own (is-number). The root's `test` is a chain of a build,
+# lint (eslint is not even installed) and coverage over every member's tests.
+NPM_WORKSPACE_MANIFEST = {
+    "name": "mono", "private": True, "workspaces": ["packages/*"],
+    "scripts": {"build": "npm run build --workspaces --if-present", "lint": "eslint .",
+                "coverage": "c8 npm run test --workspaces", "test": "npm run build && npm run lint && npm run coverage"},
+    "devDependencies": {"c8": "10.1.2"}}
+NPM_WORKSPACE_MEMBERS = {
+    "packages/lib": {"name": "@mono/lib", "version": "1.0.0", "main": "index.js",
+                     "scripts": {"test": "node --test test/"}},
+    "packages/app": {"name": "@mono/app", "version": "1.0.0", "main": "index.js", "scripts": {"test": "node --test"},
+                     "dependencies": {"@mono/lib": "1.0.0", "is-number": "7.0.0"}},
+}
+LIB_BUGGY = "exports.total = (prices) => prices.slice(1).reduce((sum, p) => sum + p, 0);\n"
+LIB_FIXED = "exports.total = (prices) => prices.reduce((sum, p) => sum + p, 0);\n"
+NPM_WORKSPACE_FILES = {
+    "packages/lib/index.js": LIB_BUGGY,
+    "packages/lib/test/lib.test.js": """
+        const test = require('node:test');
+        const assert = require('node:assert');
+        const { total } = require('..');
+        test('an empty list costs nothing', () => { assert.strictEqual(total([]), 0); });
+        """,
+    "packages/app/index.js": """
+        const { total } = require('@mono/lib');
+        const isNumber = require('is-number');
+        exports.bill = (items) => total(items.filter((x) => isNumber(x)));
+        """,
+    "packages/app/test/app.test.js": """
+        const test = require('node:test');
+        const assert = require('node:assert');
+        const { bill } = require('..');
+        test('a bill adds its prices', () => { assert.strictEqual(bill([2, 3]), 5); });
+        test('a bill skips what is not a price', () => { assert.strictEqual(bill(['x', 2]), 2); });
+        """,
+    ".gitignore": "node_modules/\n",
+}
+
+
+def _npm_workspace_tree(root: Path) -> Path:
+    write(root, NPM_WORKSPACE_FILES)
+    (root / "package.json").write_text(json.dumps(NPM_WORKSPACE_MANIFEST, indent=2))
+    for rel, manifest in NPM_WORKSPACE_MEMBERS.items():
+        (root / rel / "package.json").write_text(json.dumps(manifest, indent=2))
+    return root
+
+
+@pytest.fixture(scope="session")
+def npm_workspace_lockfile(tmp_path_factory) -> str:
+    """A real package-lock.json for the npm workspace, resolved once from npm."""
+    root = _npm_workspace_tree(tmp_path_factory.mktemp("ws-lock"))
+    subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
+                   check=True, capture_output=True, timeout=300)
+    return (root / "package-lock.json").read_text()
+
+
+@pytest.fixture
+def npm_workspace(tmp_path, npm_workspace_lockfile) -> Path:
+    root = _npm_workspace_tree(tmp_path / "mono")
+    (root / "package-lock.json").write_text(npm_workspace_lockfile)
+    return git_init(root)
