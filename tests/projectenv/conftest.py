@@ -197,25 +197,17 @@ NPM_WORKSPACE_FILES = {
 }
 
 
-def _npm_workspace_tree(root: Path) -> Path:
+def make_npm_workspace(root: Path) -> Path:
+    """The npm workspace at ``root``, with a package-lock.json resolved from npm, committed."""
     write(root, NPM_WORKSPACE_FILES)
     (root / "package.json").write_text(json.dumps(NPM_WORKSPACE_MANIFEST, indent=2))
     for rel, manifest in NPM_WORKSPACE_MEMBERS.items():
         (root / rel / "package.json").write_text(json.dumps(manifest, indent=2))
-    return root
-
-
-@pytest.fixture(scope="session")
-def npm_workspace_lockfile(tmp_path_factory) -> str:
-    """A real package-lock.json for the npm workspace, resolved once from npm."""
-    root = _npm_workspace_tree(tmp_path_factory.mktemp("ws-lock"))
     subprocess.run(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
                    check=True, capture_output=True, timeout=300)
-    return (root / "package-lock.json").read_text()
+    return git_init(root)
 
 
 @pytest.fixture
-def npm_workspace(tmp_path, npm_workspace_lockfile) -> Path:
-    root = _npm_workspace_tree(tmp_path / "mono")
-    (root / "package-lock.json").write_text(npm_workspace_lockfile)
-    return git_init(root)
+def npm_workspace(tmp_path) -> Path:
+    return make_npm_workspace(tmp_path / "mono")
