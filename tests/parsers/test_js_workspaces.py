@@ -62,7 +62,7 @@ def test_a_root_that_delegates_to_its_members_runs_their_tests_from_the_root_in_
     # The build stays (the members import each other's output); the format check and coverage go;
     # the members' one runner call is one run from the root, of each member's tests.
     assert js.command == "npm run build && npx vitest run packages/app/test/unit packages/lib"
-    assert "prettier" not in js.reason and "packages/app's test" in js.reason
+    assert "without format:check (prettier --check .)" in js.reason and "packages/app's test" in js.reason
 
 
 def test_a_member_script_that_runs_no_tests_is_a_step_as_written(tmp_path):
