@@ -108,7 +108,7 @@ def _fell_back(made: ProjectEnvironment, folder: Path) -> ProjectEnvironment:
 
 
 def _for_tests(recipe: Recipe, folder: Path) -> ProjectEnvironment:
-    env = toolchains.test_env(recipe.ecosystem, str(folder))
+    env = toolchains.test_env(recipe.ecosystem, str(folder), recipe.manifests)
     return ProjectEnvironment(
         ecosystem=recipe.ecosystem, path_first=[str(folder / p) for p in recipe.path_first],
         import_roots=recipe.import_roots, links={n: str(folder / t) for n, t in recipe.links.items()},

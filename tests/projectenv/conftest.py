@@ -211,3 +211,63 @@ def make_npm_workspace(root: Path) -> Path:
 @pytest.fixture
 def npm_workspace(tmp_path) -> Path:
     return make_npm_workspace(tmp_path / "mono")
+
+
+# A uv workspace: the root project `shop` needs the member `prices` (by name, from the workspace),
+# whose src-layout code holds the bug; the failing test is the root's, prices' own test passes.
+SETUPTOOLS = '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+UV_WORKSPACE = {
+    "pyproject.toml": SETUPTOOLS + """
+        [project]
+        name = "shop"
+        version = "0.1.0"
+        dependencies = ["prices"]
+
+        [tool.uv.sources]
+        prices = { workspace = true }
+
+        [tool.uv.workspace]
+        members = ["packages/*"]
+        """,
+    "src/shop/__init__.py": """
+        from prices import with_tax
+
+
+        def checkout(amounts):
+            return with_tax(sum(amounts))
+        """,
+    "tests/test_shop.py": """
+        from shop import checkout
+
+
+        def test_checkout_adds_tax():
+            assert checkout([50, 50]) == 120
+        """,
+    "packages/prices/pyproject.toml": SETUPTOOLS + """
+        [project]
+        name = "prices"
+        version = "0.1.0"
+        """,
+    "packages/prices/src/prices/__init__.py": """
+        def with_tax(amount):
+            return amount * 1.2 if amount > 100 else amount  # the bug: no tax on 100
+        """,
+    "packages/prices/tests/test_prices.py": """
+        from prices import with_tax
+
+
+        def test_no_amount_no_tax():
+            assert with_tax(0) == 0
+        """,
+    ".gitignore": ".venv/\n",
+}
+
+
+@pytest.fixture
+def uv_workspace(tmp_path) -> Path:
+    from greenloop.projectenv.python import uv_binary
+
+    root = write(tmp_path / "shop", UV_WORKSPACE)
+    subprocess.run([uv_binary() or "uv", "lock", "--quiet"], cwd=root, check=True, capture_output=True, timeout=300,
+                   env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
+    return git_init(root)

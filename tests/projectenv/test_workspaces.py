@@ -15,7 +15,7 @@ from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.workspace import worktree
-from tests.projectenv.conftest import BACKEND, LIB_FIXED, NPM_WORKSPACE_MEMBERS
+from tests.projectenv.conftest import BACKEND, LIB_FIXED, NPM_WORKSPACE_MEMBERS, git_init, write
 
 SETTINGS = SandboxSettings(backend=BACKEND, timeout_s=120)
 
@@ -66,3 +66,45 @@ async def test_an_npm_workspace_installs_every_member_and_tests_the_workspaces_o
     again = await run_tests(plan, tree, tmp_path / "tree-suite", SETTINGS)
     assert set(_statuses(again).values()) == {Status.PASSED} and len(again.report.tests) == 3
     assert (tree / "node_modules" / "@mono" / "lib").resolve() == (tree / "packages" / "lib").resolve()
+
+
+async def test_a_uv_workspace_installs_its_members_and_tests_the_workspaces_own_code(home, uv_workspace, tmp_path):
+    plan, environment, run = await _setup_and_run(uv_workspace, tmp_path / "out")
+    assert environment.ecosystem == "python" and environment.source == "built"
+    assert "packages/prices/pyproject.toml" in environment.manifests
+    assert "uv.lock (exact pins)" in environment.reason and "1 members (packages/prices)" in environment.reason
+    assert environment.import_roots == ["src", "packages/prices/src"]
+    venv = Path(environment.root) / "venv"
+    assert list(venv.glob("lib/python3*/site-packages/prices*"))  # the member satisfies shop's dependency
+    # Both the root's and the member's tests run; the member's bug fails the root's test.
+    assert _statuses(run) == {"tests/test_shop.py::test_checkout_adds_tax": Status.FAILED,
+                              "packages/prices/tests/test_prices.py::test_no_amount_no_tax": Status.PASSED}
+    # The workspace's own member is what is tested (PYTHONPATH), not the copy installed in the environment.
+    member = uv_workspace / "packages" / "prices" / "src" / "prices" / "__init__.py"
+    member.write_text(member.read_text().replace("amount > 100", "amount >= 100"))
+    again = await run_tests(plan, uv_workspace, tmp_path / "again", SETTINGS)
+    assert set(_statuses(again).values()) == {Status.PASSED} and len(again.report.tests) == 2
+
+
+GO_WORKSPACE = {
+    "go.work": "go 1.19\n\nuse (\n\t./app\n\t./lib // the halving\n)\n",
+    "lib/go.mod": "module example.com/lib\n\ngo 1.19\n",
+    "lib/lib.go": "package lib\n\nfunc Half(n int) int { return n / 3 }\n",
+    "lib/lib_test.go": "package lib\n\nimport \"testing\"\n\nfunc TestHalfOfZero(t *testing.T) { if Half(0) != 0 { t.Fatal() } }\n",
+    "app/go.mod": "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n",
+    "app/app.go": "package app\n\nimport \"example.com/lib\"\n\nfunc Split(n int) (int, int) { h := lib.Half(n); "
+                  "return h, n - h }\n",
+    "app/app_test.go": "package app\n\nimport \"testing\"\n\nfunc TestSplit(t *testing.T) { a, b := Split(10); "
+                       "if a != 5 || b != 5 { t.Fatal(a, b) } }\n",
+}
+
+
+async def test_a_go_workspace_runs_every_modules_tests_from_its_root(home, tmp_path):
+    ws = git_init(write(tmp_path / "gowork", GO_WORKSPACE))
+    plan, environment, run = await _setup_and_run(ws, tmp_path / "out")
+    assert plan.language == "go" and "./app/... ./lib/..." in plan.test_command  # no module at the root
+    assert environment.manifests == ["go.work", "app/go.mod", "lib/go.mod"]
+    assert "GOFLAGS" not in environment.env  # workspace mode refuses -mod=mod
+    # app's test fails on lib's bug, through the workspace's `use` of lib.
+    assert _statuses(run) == {"example.com/app::TestSplit": Status.FAILED,
+                              "example.com/lib::TestHalfOfZero": Status.PASSED}
