@@ -197,6 +197,26 @@ PROJECTS: tuple[Project, ...] = (
                 what="unflatten({overwrite: true}) never overwrites (wrong operator)"),
         ),
     ),
+    Project(
+        name="ts-dedent", registry="npm", version="2.1.1", archive="ts-dedent-2.1.1.tgz",
+        sha256="04577a35dbd4ddec6e5a94599c5310d9f91600bbef4d9f4230ddad2d5a774f75",
+        kind="TypeScript sources and tests (src/index.ts, src/__tests__/index.spec.ts) under jest with ts-jest; "
+             "`pretest` runs eslint; no tsconfig.json and no build script shipped; no lockfile",
+        tests_dir="src/__tests__",
+        hand_install=("npm", "install"), hand_test=("npx", "jest", "--json"),
+        bugs=(
+            Bug(path="src/index.ts",
+                original="    const pattern = new RegExp(`\\n[\\t ]{${Math.min(...indentLengths)}}`, 'g');",
+                injected="    const pattern = new RegExp(`\\n[\\t ]{${Math.max(...indentLengths)}}`, 'g');",
+                breaks=r"should remove (leading/trailing line break|the same number of tabs/spaces from each line)",
+                what="the common indentation is the deepest line's, not the shallowest's (max for min)"),
+            Bug(path="src/index.ts",
+                original="  strings[0] = strings[0].replace(/^\\r?\\n/, '');",
+                injected="  strings[0] = strings[0].replace(/^(\\r?\\n)+/, '');",
+                breaks=r"should not remove more than one leading/trailing line break",
+                what="every leading line break is removed, not only the first (a greedy regex)"),
+        ),
+    ),
 )
 
 
