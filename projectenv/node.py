@@ -4,7 +4,8 @@ lockfile (``npm ci``, ``pnpm install --frozen-lockfile``, ``yarn install
 directory and linked into each workspace being tested.
 
 Only the manifests (a workspace's root and every member's ``package.json``)
-and the lockfile are staged, with the project's own lifecycle scripts taken
+and the lockfile are staged (and a workspace's members, for the dependencies
+that require one by name), with the project's own lifecycle scripts taken
 out (a ``prepare`` that builds the project needs its
 sources; the dependencies' install scripts still run, in the sandbox).
 """
@@ -85,6 +86,10 @@ def recipe(root: Path) -> Recipe | None:
     lock = lockfile(root)
     found = ["package.json", *(f"{m.path}/package.json" for m in found_members)] + ([lock] if lock else [])
     stage = [f for f in (lock, ".npmrc", ".yarnrc.yml", ".yarnrc", "pnpm-workspace.yaml") if f and (root / f).is_file()]
+    # Each member whole, too: a dependency that requires a member by name (tape requires minimist)
+    # resolves it from inside the environment, where a manifest alone would be no module. That copy
+    # is the one of the setup's time (the key is the manifests'); the tests get the workspace's own.
+    stage += [m.path for m in found_members]
     toolchain = f"node {_version('node')}; {manager} {_version(manager)}"
     # A member's own node_modules (what could not be hoisted) is linked where it would be;
     # test runs skip those the install did not make (``attach.link``).

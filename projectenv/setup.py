@@ -76,7 +76,10 @@ def stage(workspace: Path, recipe: Recipe, target: Path) -> None:
         shutil.copytree(workspace, target, symlinks=True, ignore=_ignore)
         return
     target.mkdir(parents=True)
-    for rel in dict.fromkeys([*recipe.manifests, *recipe.stage]):
+    # Folders first (a workspace member's), then files: a staged manifest replaces the folder's copy.
+    for rel in [r for r in recipe.stage if (workspace / r).is_dir()]:
+        shutil.copytree(workspace / rel, target / rel, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+    for rel in dict.fromkeys([*recipe.manifests, *(r for r in recipe.stage if not (workspace / r).is_dir())]):
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if recipe.ecosystem == "node" and Path(rel).name == "package.json":
