@@ -124,11 +124,16 @@ def member_call(words: list[str]) -> MemberCall | None:
     return MemberCall(script=script, selectors=None if every and not selectors else tuple(selectors))
 
 
+def _selects(selector: str, m: Member) -> bool:
+    """Whether a ``-w``/``--filter``/``yarn workspace`` selector names ``m``: by package name (pnpm's
+    ``app`` for ``@scope/app`` too), by path, or by a path glob."""
+    path = selector.removeprefix("./").rstrip("/")
+    return selector == m.name or path == m.path or Path(m.path).match(path) or (
+        not selector.startswith("@") and m.name.endswith("/" + selector))
+
+
 def reached(call: MemberCall, found: list[Member]) -> list[Member]:
     """The members ``call`` runs its script in (those without the script are skipped, as ``--if-present`` does)."""
-    def named(m: Member) -> bool:
-        return call.selectors is None or any(
-            s in (m.name, m.path, f"./{m.path}") or Path(m.path).match(s) or (s.startswith("@") is False and
-                                                                            m.name.endswith("/" + s))
-            for s in call.selectors)
-    return [m for m in found if named(m) and isinstance(m.pkg.get("scripts"), dict) and call.script in m.pkg["scripts"]]
+    return [m for m in found
+            if (call.selectors is None or any(_selects(s, m) for s in call.selectors))
+            and isinstance(m.pkg.get("scripts"), dict) and call.script in m.pkg["scripts"]]

@@ -71,3 +71,13 @@ def test_a_member_script_that_runs_no_tests_is_a_step_as_written(tmp_path):
     _package(tmp_path, "packages/lib", {"name": "lib", "scripts": {"build": "tsc"}})
     js = npm_scripts.plan_js_tests(tmp_path)
     assert js is not None and js.command.startswith("npm run build --workspaces && npx jest")
+
+
+@pytest.mark.parametrize("selector", ["@m/app", "packages/app", "./packages/app", "app", "packages/a*"])
+def test_a_call_for_one_member_runs_only_that_members_tests(tmp_path, selector):
+    _package(tmp_path, ".", {"workspaces": ["packages/*"], "devDependencies": {"jest": "29"},
+                             "scripts": {"test": f"npm test -w {selector}"}})
+    _package(tmp_path, "packages/app", {"name": "@m/app", "scripts": {"test": "jest"}})
+    _package(tmp_path, "packages/lib", {"name": "@m/lib", "scripts": {"test": "jest"}})
+    js = npm_scripts.plan_js_tests(tmp_path)
+    assert js is not None and js.command == "npx jest packages/app"
