@@ -78,15 +78,18 @@ def _own(entry: os.DirEntry[str], workspace: Path, staged: Path | None) -> Path 
     if staged is None or not entry.is_symlink():
         return None
     real = Path(os.path.realpath(entry.path))
-    return workspace / real.relative_to(staged.resolve()) if real.is_relative_to(staged.resolve()) else None
+    if not real.is_relative_to(staged.resolve()):
+        return None
+    rel = real.relative_to(staged.resolve())
+    # pnpm's links into its own store (node_modules/.pnpm/...) stay the environment's.
+    return None if "node_modules" in rel.parts else workspace / rel
 
 
 def _members_inside(folder: str, staged: Path | None) -> bool:
     """Whether a scope folder (``node_modules/@scope``) holds links to workspace members."""
     if staged is None or not os.path.basename(folder).startswith("@"):
         return False
-    return any(Path(os.path.realpath(e.path)).is_relative_to(staged.resolve())
-               for e in os.scandir(folder) if e.is_symlink())
+    return any(_own(e, Path("/"), staged) is not None for e in os.scandir(folder))
 
 
 def _fill(here: Path, target: Path, workspace: Path, staged: Path | None) -> None:

@@ -271,3 +271,53 @@ def uv_workspace(tmp_path) -> Path:
     subprocess.run([uv_binary() or "uv", "lock", "--quiet"], cwd=root, check=True, capture_output=True, timeout=300,
                    env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
     return git_init(root)
+
+
+def _tool_from_npm(root: Path, package: str, bin_path: str) -> Path:
+    """A folder with ``package``'s command in it, installed from npm (corepack cannot verify pnpm's
+    or yarn's signature against this machine's registry). Its ``bin/`` is a sibling of the package,
+    so the sandbox, which shows a PATH folder's parent, finds what the link points to."""
+    subprocess.run(["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund", package],
+                   check=True, capture_output=True, timeout=300)
+    (root / "bin").mkdir()
+    name = package.rsplit("@", 1)[0]
+    (root / "bin" / name).symlink_to(f"../node_modules/{name}/{bin_path}")
+    return root / "bin"
+
+
+@pytest.fixture(scope="session")
+def pnpm_bin(tmp_path_factory) -> Path:
+    return _tool_from_npm(tmp_path_factory.mktemp("pnpm"), "pnpm@9.15.9", "bin/pnpm.cjs")
+
+
+@pytest.fixture(scope="session")
+def yarn_bin(tmp_path_factory) -> Path:
+    return _tool_from_npm(tmp_path_factory.mktemp("yarn"), "yarn@1.22.22", "bin/yarn.js")
+
+
+def make_yarn_workspace(root: Path, yarn: Path) -> Path:
+    """The npm workspace as a Yarn 1 workspace, with a yarn.lock resolved from npm, committed."""
+    write(root, NPM_WORKSPACE_FILES)
+    (root / "package.json").write_text(json.dumps({"name": "mono", "private": True, "workspaces": ["packages/*"],
+                                                   "scripts": {"test": "yarn workspaces run test"}}, indent=2))
+    for rel, manifest in NPM_WORKSPACE_MEMBERS.items():
+        (root / rel / "package.json").write_text(json.dumps(manifest, indent=2))
+    subprocess.run([str(yarn / "yarn"), "install", "--ignore-scripts", "--no-progress", "--non-interactive"],
+                   cwd=root, check=True, capture_output=True, timeout=300,
+                   env={**os.environ, "PATH": f"{yarn}:{os.environ['PATH']}"})
+    shutil.rmtree(root / "node_modules")
+    return git_init(root)
+
+
+def make_pnpm_workspace(root: Path, pnpm: Path) -> Path:
+    """The npm workspace's packages as a pnpm workspace (``pnpm-workspace.yaml``, ``workspace:*``),
+    with a pnpm-lock.yaml resolved from npm, committed."""
+    write(root, {**NPM_WORKSPACE_FILES, "pnpm-workspace.yaml": "packages:\n  - packages/*\n"})
+    (root / "package.json").write_text(json.dumps({"name": "mono", "private": True,
+                                                   "scripts": {"test": "pnpm -r test"}}, indent=2))
+    for rel, manifest in NPM_WORKSPACE_MEMBERS.items():
+        deps = {k: ("workspace:*" if k == "@mono/lib" else v) for k, v in manifest.get("dependencies", {}).items()}
+        (root / rel / "package.json").write_text(json.dumps({**manifest, "dependencies": deps}, indent=2))
+    subprocess.run([str(pnpm / "pnpm"), "install", "--lockfile-only"], cwd=root, check=True, capture_output=True,
+                   timeout=300)
+    return git_init(root)

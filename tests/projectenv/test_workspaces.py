@@ -6,6 +6,7 @@ real sandbox."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -15,7 +16,15 @@ from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
 from greenloop.sandbox.models import SandboxSettings
 from greenloop.workspace import worktree
-from tests.projectenv.conftest import BACKEND, LIB_FIXED, NPM_WORKSPACE_MEMBERS, git_init, write
+from tests.projectenv.conftest import (
+    BACKEND,
+    LIB_FIXED,
+    NPM_WORKSPACE_MEMBERS,
+    git_init,
+    make_pnpm_workspace,
+    make_yarn_workspace,
+    write,
+)
 
 SETTINGS = SandboxSettings(backend=BACKEND, timeout_s=120)
 
@@ -108,3 +117,31 @@ async def test_a_go_workspace_runs_every_modules_tests_from_its_root(home, tmp_p
     # app's test fails on lib's bug, through the workspace's `use` of lib.
     assert _statuses(run) == {"example.com/app::TestSplit": Status.FAILED,
                               "example.com/lib::TestHalfOfZero": Status.PASSED}
+
+
+async def test_a_pnpm_workspace_links_each_members_own_node_modules(home, pnpm_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{pnpm_bin}:{os.environ['PATH']}")
+    ws = make_pnpm_workspace(tmp_path / "mono", pnpm_bin)
+    plan, environment, run = await _setup_and_run(ws, tmp_path / "out")
+    assert "pnpm install --frozen-lockfile" in environment.reason
+    assert plan.test_command.endswith("packages/app packages/lib/test/")  # `pnpm -r test`, followed
+    # pnpm keeps a member's dependencies in its own node_modules: app's link to lib is the workspace's lib,
+    # is-number is the environment's.
+    modules = ws / "packages" / "app" / "node_modules"
+    assert (modules / "@mono" / "lib").resolve() == (ws / "packages" / "lib").resolve()
+    assert (modules / "is-number").resolve().is_relative_to(Path(environment.root))
+    assert _statuses(run) == {"an empty list costs nothing": Status.PASSED,
+                              "a bill adds its prices": Status.FAILED,
+                              "a bill skips what is not a price": Status.FAILED}
+
+
+async def test_a_yarn_workspace_installs_from_its_yarn_lock(home, yarn_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{yarn_bin}:{os.environ['PATH']}")
+    ws = make_yarn_workspace(tmp_path / "mono", yarn_bin)
+    plan, environment, run = await _setup_and_run(ws, tmp_path / "out")
+    assert "yarn install --frozen-lockfile" in environment.reason
+    assert plan.test_command.endswith("packages/app packages/lib/test/")  # `yarn workspaces run test`, followed
+    assert (ws / "node_modules" / "@mono" / "lib").resolve() == (ws / "packages" / "lib").resolve()
+    assert _statuses(run) == {"an empty list costs nothing": Status.PASSED,
+                              "a bill adds its prices": Status.FAILED,
+                              "a bill skips what is not a price": Status.FAILED}
