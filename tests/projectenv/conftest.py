@@ -263,13 +263,14 @@ UV_WORKSPACE = {
 }
 
 
-@pytest.fixture
-def uv_workspace(tmp_path) -> Path:
+@pytest.fixture(params=["uv.lock", "no lockfile"])
+def uv_workspace(request, tmp_path) -> Path:
     from greenloop.projectenv.python import uv_binary
 
     root = write(tmp_path / "shop", UV_WORKSPACE)
-    subprocess.run([uv_binary() or "uv", "lock", "--quiet"], cwd=root, check=True, capture_output=True, timeout=300,
-                   env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
+    if request.param == "uv.lock":
+        subprocess.run([uv_binary() or "uv", "lock", "--quiet"], cwd=root, check=True, capture_output=True,
+                       timeout=300, env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
     return git_init(root)
 
 
