@@ -363,12 +363,14 @@ def resolve_script(pkg: dict, name: str, root: Path | None = None) -> ScriptReso
 GLOB_CHARS = re.compile(r"[*?{\[]")
 
 
-def from_root(command: str, member: str, root: Path) -> tuple[str, list[str]]:
+def from_root(command: str, member: str, root: Path, value_options: set[str] | frozenset[str] = frozenset()
+              ) -> tuple[str, list[str]]:
     """A member's runner invocation run from the workspace root, as its words
-    but the paths, and the paths: those of its arguments and option values
-    that name something in the member (or are globs), made relative to the
-    root; when none does, the member's folder, so the runner looks for tests
-    there only."""
+    but the paths, and the paths: those of its arguments that name something
+    in the member (or are globs), made relative to the root; when none does,
+    the member's folder, so the runner looks for tests there only. Option
+    values that are paths (``--config=x``, ``--config x`` for one of the
+    runner's ``value_options``) are made relative to the root where they are."""
     words = raw_words(command)
     k = next((i for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(unquote(w))), len(words))
 
@@ -381,13 +383,13 @@ def from_root(command: str, member: str, root: Path) -> tuple[str, list[str]]:
         return None
 
     head, paths = words[:k + 1], []
-    for word in words[k + 1:]:
+    for i, word in enumerate(words[k + 1:], start=k + 1):
         text = unquote(word)
         flag, eq, value = text.partition("=")
         if text.startswith("-") and eq and (put := rewrite(value)):
             head.append(shlex.quote(f"{flag}={put}"))
         elif not text.startswith("-") and (put := rewrite(text)):
-            paths.append(shlex.quote(put))
+            (head if unquote(words[i - 1]) in value_options else paths).append(shlex.quote(put))
         else:
             head.append(word)
     return " ".join(head), paths or [shlex.quote(member)]
@@ -413,7 +415,8 @@ def in_members(out: ScriptResolution, call: js_workspaces.MemberCall, pkg: dict,
         out.prepare += [f"(cd {shlex.quote(m.path)} && {prepare_command(p)})" for p in res.prepare]
         out.left_out += [f"{x} in {m.path}" for x in res.left_out]
         for step in res.steps:
-            head, paths = from_root(step.command, m.path, root)
+            p = plugin(step.framework) if step.framework in BY_NAME else None
+            head, paths = from_root(step.command, m.path, root, p.value_options if p else frozenset())
             if (step.framework, head) in merged_runs:
                 # The same runner call in another member: one run of both members' tests.
                 i = merged_runs[step.framework, head]

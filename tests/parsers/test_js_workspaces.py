@@ -81,3 +81,13 @@ def test_a_call_for_one_member_runs_only_that_members_tests(tmp_path, selector):
     _package(tmp_path, "packages/lib", {"name": "@m/lib", "scripts": {"test": "jest"}})
     js = npm_scripts.plan_js_tests(tmp_path)
     assert js is not None and js.command == "npx jest packages/app"
+
+
+def test_a_members_config_file_stays_the_value_of_its_option(tmp_path):
+    _package(tmp_path, ".", {"workspaces": ["packages/*"], "devDependencies": {"jest": "29"},
+                             "scripts": {"test": "npm test --workspaces"}})
+    _package(tmp_path, "packages/app", {"name": "app", "scripts": {"test": "jest --config jest.config.js test"}})
+    (tmp_path / "packages" / "app" / "jest.config.js").write_text("module.exports = {};\n")
+    (tmp_path / "packages" / "app" / "test").mkdir()
+    js = npm_scripts.plan_js_tests(tmp_path)
+    assert js is not None and js.command == "npx jest --config packages/app/jest.config.js packages/app/test"
