@@ -1,5 +1,6 @@
 """The other ecosystems' dependency downloads, where their toolchain exists:
-Rust ``cargo fetch``, Go ``go mod download``, Ruby ``bundle install``, PHP
+Rust ``cargo fetch``, Go ``go mod download`` (a ``go.work`` workspace: ``go list -deps -test``
+over its modules), Ruby ``bundle install``, PHP
 ``composer install``. (Java's Maven resolves through the project's own
 ``.mvn`` settings: its registry is not one a setup can assume.)
 Each keeps what it fetched in the environment's directory and tells test
