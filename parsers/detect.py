@@ -84,8 +84,8 @@ def from_project(root: Path | None) -> Detection | None:
     for cfg, sec in (("setup.cfg", r"^\[tool:pytest\]"), ("tox.ini", r"^\[pytest\]")):
         if (root / cfg).exists() and _has_section(root / cfg, sec):
             return hit("pytest", f"a pytest section in {cfg}")
-    if (root / "go.mod").exists():
-        return hit("go", "go.mod")
+    if (root / "go.mod").exists() or (root / "go.work").exists():
+        return hit("go", "go.mod" if (root / "go.mod").exists() else "go.work")
     if (root / "Cargo.toml").exists():
         return hit("cargo-test", "Cargo.toml")
     if (root / "pom.xml").exists():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..domain.errors import ErrorKind, GreenloopError
+from . import go_work
 from .command import command_words, unquote
 from .invocation import Invocation, bin_name
 from .locate import Location, SourceIndex
@@ -854,5 +855,7 @@ def rerun_command(command: str, invocation: Callable[[], Invocation], scope: str
 
 
 def suite_command(root: Path) -> tuple[str, list[str]]:
-    """-race needs cgo and a C toolchain; the fallback is plain go test."""
-    return "go test -json -race ./...", ["go test -json ./..."]
+    """-race needs cgo and a C toolchain; the fallback is plain go test. A workspace's
+    modules are named one by one (``go_work.patterns``)."""
+    where = go_work.patterns(root)
+    return f"go test -json -race {where}", [f"go test -json {where}"]

@@ -28,7 +28,7 @@ LANGUAGE_ALIASES = {
 }
 CHECKED_FILES = [
     "package.json", "tsconfig.json", "pyproject.toml", "pytest.ini", "setup.py", "requirements.txt",
-    "setup.cfg", "go.mod", "Gemfile", "*.gemspec", "Cargo.toml", "pom.xml", "build.gradle",
+    "setup.cfg", "go.mod", "go.work", "Gemfile", "*.gemspec", "Cargo.toml", "pom.xml", "build.gradle",
     "build.gradle.kts", "composer.json", "phpunit.xml", "CMakeLists.txt",
 ]
 
@@ -99,6 +99,8 @@ def indicators(root: Path) -> list[Indicator]:
             add("python", f, "medium", 1)
     if (root / "go.mod").is_file():
         add("go", "go.mod", "high", 2)
+    elif (root / "go.work").is_file():
+        add("go", "go.work", "high", 2)
     if (root / "Gemfile").is_file():
         if re.search(r"\b(rspec|minitest)\b", _text(root / "Gemfile")):
             add("ruby", "Gemfile", "high", 2)

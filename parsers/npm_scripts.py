@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from . import js_workspaces
 from .command import raw_words, split_segments, unquote
 from .invocation import ENV_ASSIGNMENT, bin_name
 from .package_json import dependencies, package_json
@@ -73,6 +75,9 @@ class RunnerStep(BaseModel):
     # runner word on (wrappers dropped, quoting kept).
     command: str
     script: str
+    # The workspace member whose script it is ("": the root's); its command is already
+    # rewritten to run from the root (``from_root``).
+    member: str = ""
 
 
 class ScriptResolution(BaseModel):
@@ -208,13 +213,24 @@ def runner_in_segment(segment: str, deps: set[str]) -> tuple[str, int] | None:
     return None
 
 
+def _unwrapped(words: list[str]) -> list[str]:
+    """A command's words from the package manager or tool on, without the env assignments and
+    wrappers before it (``nyc``, ``cross-env``)."""
+    while words and (ENV_ASSIGNMENT.match(unquote(words[0])) or unquote(words[0]).startswith("-")
+                     or (_bin(words[0]) in WRAPPERS and _bin(words[0]) != "npx")):
+        words = words[1:]
+    return words
+
+
+def _member_call(words: list[str]) -> js_workspaces.MemberCall | None:
+    return js_workspaces.member_call(_unwrapped(words))
+
+
 def _package_script(words: list[str], known: dict[str, str]) -> list[str] | None:
     """Script names a package-manager segment runs (``npm run X``, ``npm test``,
     ``yarn X``, ``run-s a b``, also behind env assignments and wrappers such as
     ``nyc npm run test-spec``), or None when the segment is not one."""
-    while words and (ENV_ASSIGNMENT.match(unquote(words[0])) or unquote(words[0]).startswith("-")
-                     or (_bin(words[0]) in WRAPPERS and _bin(words[0]) != "npx")):
-        words = words[1:]
+    words = _unwrapped(words)
     if not words:
         return None
     first = _bin(words[0])
@@ -270,14 +286,17 @@ def _is_checking_script(known: dict[str, str], name: str, depth: int = 0) -> boo
     return True
 
 
-def resolve_script(pkg: dict, name: str) -> ScriptResolution:
+def resolve_script(pkg: dict, name: str, root: Path | None = None) -> ScriptResolution:
     """The runner invocations a script makes, following ``npm run X``,
     ``run-s`` and ``pre``/``post`` hooks; the steps a test run needs before
     the runner (a build) are kept in ``prepare``, checks (lint, audit,
     coverage gates), pipes into formatters and what comes after the runner
-    are listed as left out."""
+    are listed as left out. With the project's ``root``, a call that runs a
+    script in workspace members (``npm run test --workspaces``) is followed
+    into theirs (``in_members``)."""
     known, deps = scripts(pkg), dependencies(pkg)
     out = ScriptResolution()
+    found = js_workspaces.members(root) if root is not None else []
 
     def keep_or_leave(segment: str, where: str, label: str) -> None:
         if out.steps:
@@ -301,6 +320,13 @@ def resolve_script(pkg: dict, name: str) -> ScriptResolution:
                 out.left_out.append(f"the pipe into `{segment}` in {script}")
                 continue
             words = raw_words(segment)
+            call = _member_call(words) if found else None
+            if call is not None:
+                if CHECK_SCRIPT_NAME.match(call.script):
+                    out.left_out.append(f"`{segment}` in {script}")
+                elif not in_members(out, call, pkg, found, root):
+                    keep_or_leave(segment, script, segment)
+                continue
             runner = runner_in_segment(segment, deps)
             if runner:
                 framework, k = runner
@@ -316,7 +342,7 @@ def resolve_script(pkg: dict, name: str) -> ScriptResolution:
                 for s in sub:
                     if s not in known:
                         out.left_out.append(f"`{segment}` in {script} (no script {s!r})")
-                    elif resolve_script_steps(pkg, s, depth + 1):
+                    elif resolve_script_steps(pkg, s, depth + 1, root):
                         visit(s, depth + 1)
                     elif _is_checking_script(known, s):
                         out.left_out.append(f"{s} ({known[s]})")
@@ -334,8 +360,78 @@ def resolve_script(pkg: dict, name: str) -> ScriptResolution:
     return out
 
 
-def resolve_script_steps(pkg: dict, name: str, depth: int = 0) -> bool:
-    """Whether a script runs a test runner, directly or through others."""
+GLOB_CHARS = re.compile(r"[*?{\[]")
+
+
+def from_root(command: str, member: str, root: Path, value_options: set[str] | frozenset[str] = frozenset()
+              ) -> tuple[str, list[str]]:
+    """A member's runner invocation run from the workspace root, as its words
+    but the paths, and the paths: those of its arguments that name something
+    in the member (or are globs), made relative to the root; when none does,
+    the member's folder, so the runner looks for tests there only. Option
+    values that are paths (``--config=x``, ``--config x`` for one of the
+    runner's ``value_options``) are made relative to the root where they are."""
+    words = raw_words(command)
+    k = next((i for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(unquote(w))), len(words))
+
+    def rewrite(path: str) -> str | None:
+        plain = path.removeprefix("./")
+        if not plain or plain.startswith("/"):
+            return None
+        if GLOB_CHARS.search(plain) or (root / member / plain).exists():
+            return f"{member}/{plain}"
+        return None
+
+    head, paths = words[:k + 1], []
+    for i, word in enumerate(words[k + 1:], start=k + 1):
+        text = unquote(word)
+        flag, eq, value = text.partition("=")
+        if text.startswith("-") and eq and (put := rewrite(value)):
+            head.append(shlex.quote(f"{flag}={put}"))
+        elif not text.startswith("-") and (put := rewrite(text)):
+            (head if unquote(words[i - 1]) in value_options else paths).append(shlex.quote(put))
+        else:
+            head.append(word)
+    return " ".join(head), paths or [shlex.quote(member)]
+
+
+def in_members(out: ScriptResolution, call: js_workspaces.MemberCall, pkg: dict,
+               found: list[js_workspaces.Member], root: Path | None) -> bool:
+    """Follow ``call`` into the members it reaches: their runner steps, run
+    from the root (``from_root``), and what they do first, in their folder,
+    join ``out``. False when no member's script runs tests."""
+    if root is None:
+        return False
+    shared = {k: {**(pkg.get(k) or {})} for k in ("dependencies", "devDependencies") if isinstance(pkg.get(k), dict)}
+    any_steps = False
+    merged_runs: dict[tuple[str, str], int] = {}
+    for m in js_workspaces.reached(call, found):
+        # The root's devDependencies are every member's (hoisted runners, as npm finds them).
+        merged = {**m.pkg, **{k: {**v, **(m.pkg.get(k) or {})} for k, v in shared.items()}}
+        res = resolve_script(merged, call.script)
+        if not res.steps:
+            continue
+        any_steps = True
+        out.prepare += [f"(cd {shlex.quote(m.path)} && {prepare_command(p)})" for p in res.prepare]
+        out.left_out += [f"{x} in {m.path}" for x in res.left_out]
+        for step in res.steps:
+            p = plugin(step.framework) if step.framework in BY_NAME else None
+            head, paths = from_root(step.command, m.path, root, p.value_options if p else frozenset())
+            if (step.framework, head) in merged_runs:
+                # The same runner call in another member: one run of both members' tests.
+                i = merged_runs[step.framework, head]
+                out.steps[i] = out.steps[i].model_copy(update={
+                    "command": " ".join([out.steps[i].command, *paths]),
+                    "script": f"{out.steps[i].script}, {m.path}'s {step.script}"})
+                continue
+            merged_runs[step.framework, head] = len(out.steps)
+            out.steps.append(step.model_copy(update={"command": " ".join([head, *paths]), "member": m.path,
+                                                     "script": f"{m.path}'s {step.script}"}))
+    return any_steps
+
+
+def resolve_script_steps(pkg: dict, name: str, depth: int = 0, root: Path | None = None) -> bool:
+    """Whether a script runs a test runner, directly or through others (in workspace members, with ``root``)."""
     known, deps = scripts(pkg), dependencies(pkg)
     if name not in known or depth > MAX_DEPTH:
         return False
@@ -344,8 +440,14 @@ def resolve_script_steps(pkg: dict, name: str, depth: int = 0) -> bool:
             continue
         if runner_in_segment(segment, deps):
             return True
+        call = _member_call(raw_words(segment)) if root is not None else None
+        if call is not None and root is not None:
+            if not CHECK_SCRIPT_NAME.match(call.script) and in_members(ScriptResolution(), call, pkg,
+                                                                        js_workspaces.members(root), root):
+                return True
+            continue
         sub = _package_script(raw_words(segment), known)
-        if sub and any(resolve_script_steps(pkg, s, depth + 1) for s in sub):
+        if sub and any(resolve_script_steps(pkg, s, depth + 1, root) for s in sub):
             return True
     return False
 
@@ -381,7 +483,7 @@ def runner_command(root: Path, command: str, framework: str) -> str | None:
         if op == "|":
             continue
         for name in _package_script(raw_words(segment), known) or []:
-            res = resolve_script(pkg, name)
+            res = resolve_script(pkg, name, root)
             steps = [s for s in res.steps if s.framework == framework]
             if steps:
                 return " && ".join([*(prepare_command(p) for p in res.prepare), direct_command(steps[0])])
@@ -412,13 +514,13 @@ def plan_js_tests(root: Path) -> JsTestCommand | None:
     if not pkg:
         return None
     known = scripts(pkg)
-    test = resolve_script(pkg, "test") if "test" in known else ScriptResolution()
+    test = resolve_script(pkg, "test", root) if "test" in known else ScriptResolution()
     chosen, resolution = "test", test
     # A script that runs only tests, and the same runner as `test` when `test` runs one.
     for name in TEST_ONLY_SCRIPTS:
         if name not in known:
             continue
-        candidate = resolve_script(pkg, name)
+        candidate = resolve_script(pkg, name, root)
         same = not test.steps or {s.framework for s in candidate.steps} <= {s.framework for s in test.steps}
         if candidate.steps and same:
             chosen, resolution = name, candidate

@@ -59,33 +59,69 @@ def link(environment: ProjectEnvironment, workspace: Path) -> None:
     workspace's); one already there for the same target is brought up to
     date, anything else there is replaced (it is the run's copy of what the
     setup judged untrustworthy). The workspace's own folder, when it is the
-    target, is left as it is. Files the build generated into the sources
-    (``projectenv.generated``) are copied in where they are missing."""
+    target, is left as it is; a target the setup did not make (a workspace
+    member's node_modules when everything was hoisted) is skipped. Files the
+    build generated into the sources (``projectenv.generated``) are copied in
+    where they are missing."""
     generated.place(environment.generated, workspace)
+    staged = Path(environment.root) / "project" if environment.root else None
     for name, target in environment.links.items():
         here = workspace / name
-        if os.path.realpath(here) == os.path.realpath(target):
+        if os.path.realpath(here) == os.path.realpath(target) or not os.path.isdir(target):
             continue
         if shows(here) != target:
             if here.is_symlink() or here.is_file():
                 here.unlink()
             elif here.is_dir():
                 shutil.rmtree(here)
-            here.mkdir()
+            here.mkdir(parents=True)
             (here / SHOWS).write_text(target)
-        _fill(here, Path(target))
+        _fill(here, Path(target), workspace, staged)
         _exclude(workspace, name)
 
 
-def _fill(here: Path, target: Path) -> None:
-    """Link every entry of ``target`` from ``here`` (what ``here`` has of its own is kept); drop
-    links to entries ``target`` no longer has."""
+def _own(entry: os.DirEntry[str], workspace: Path, staged: Path | None) -> Path | None:
+    """Where in ``workspace`` an entry of the environment that links into the staged project
+    (a workspace member, ``node_modules/@scope/lib -> ../../packages/lib``) points: the run
+    tests the workspace's own member, never the staged copy (its manifest alone)."""
+    if staged is None or not entry.is_symlink():
+        return None
+    real = Path(os.path.realpath(entry.path))
+    if not real.is_relative_to(staged.resolve()):
+        return None
+    rel = real.relative_to(staged.resolve())
+    # pnpm's links into its own store (node_modules/.pnpm/...) stay the environment's.
+    return None if "node_modules" in rel.parts else workspace / rel
+
+
+def _members_inside(folder: str, staged: Path | None) -> bool:
+    """Whether a scope folder (``node_modules/@scope``) holds links to workspace members."""
+    if staged is None or not os.path.basename(folder).startswith("@"):
+        return False
+    return any(_own(e, Path("/"), staged) is not None for e in os.scandir(folder))
+
+
+def _fill(here: Path, target: Path, workspace: Path, staged: Path | None) -> None:
+    """Link every entry of ``target`` from ``here`` (what ``here`` has of its own is kept);
+    drop links to entries ``target`` no longer has. Links to workspace members point to
+    the workspace's own (``_own``); a scope folder holding some is a folder of links too."""
     for entry in os.scandir(here):
         if entry.is_symlink() and not os.path.exists(entry.path):
             os.unlink(entry.path)
     for entry in os.scandir(target):
         mine = here / entry.name
-        if not os.path.lexists(mine):
+        own = _own(entry, workspace, staged)
+        if own is not None:
+            if os.path.lexists(mine) and os.path.realpath(mine) != str(own.resolve()):
+                mine.unlink() if mine.is_symlink() or mine.is_file() else shutil.rmtree(mine)
+            if not os.path.lexists(mine):
+                mine.symlink_to(os.path.relpath(own, here), target_is_directory=True)
+        elif entry.is_dir(follow_symlinks=False) and _members_inside(entry.path, staged):
+            if mine.is_symlink():
+                mine.unlink()
+            mine.mkdir(exist_ok=True)
+            _fill(mine, Path(entry.path), workspace, staged)
+        elif not os.path.lexists(mine):
             mine.symlink_to(entry.path, target_is_directory=entry.is_dir())
 
 

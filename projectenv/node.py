@@ -3,8 +3,10 @@ lockfile (``npm ci``, ``pnpm install --frozen-lockfile``, ``yarn install
 --immutable``; ``npm install`` without one) into the environment's own
 directory and linked into each workspace being tested.
 
-Only the manifest and the lockfile are staged, with the project's own
-lifecycle scripts taken out (a ``prepare`` that builds the project needs its
+Only the manifests (a workspace's root and every member's ``package.json``)
+and the lockfile are staged (and a workspace's members, for the dependencies
+that require one by name), with the project's own lifecycle scripts taken
+out (a ``prepare`` that builds the project needs its
 sources; the dependencies' install scripts still run, in the sandbox).
 """
 
@@ -17,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..parsers import js_workspaces
 from .models import Recipe
 
 LOCKFILES = {"package-lock.json": "npm", "npm-shrinkwrap.json": "npm", "pnpm-lock.yaml": "pnpm", "yarn.lock": "yarn"}
@@ -58,26 +61,43 @@ def install_command(root: Path) -> tuple[str, str]:
     return ("yarn install --immutable" if _yarn_berry(root) else "yarn install --frozen-lockfile"), "yarn"
 
 
-def staged_manifest(root: Path) -> str:
-    """``package.json`` without its lifecycle scripts (they belong to the project, not its dependencies)."""
-    data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+def staged_manifest(folder: Path) -> str:
+    """A ``package.json`` (the root's or a member's) without its lifecycle scripts (they belong to the
+    project, not its dependencies)."""
+    data = json.loads((folder / "package.json").read_text(encoding="utf-8"))
     if isinstance(data, dict):
         data.pop("scripts", None)
     return json.dumps(data, indent=2)
 
 
+DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies")
+
+
 def recipe(root: Path) -> Recipe | None:
-    """How to install the project's ``node_modules``; None when it depends on nothing."""
+    """How to install the project's ``node_modules`` (a workspace's: every member's
+    dependencies and the links to the members); None when it depends on nothing."""
     data = json.loads((root / "package.json").read_text(encoding="utf-8") or "{}")
-    if not isinstance(data, dict) or not any(data.get(k) for k in ("dependencies", "devDependencies",
-                                                                    "optionalDependencies")):
+    found_members = js_workspaces.members(root)
+    packages = [data, *(m.pkg for m in found_members)]
+    if not found_members and not any(isinstance(p, dict) and any(p.get(k) for k in DEPENDENCY_KEYS)
+                                     for p in packages):
         return None
     command, manager = install_command(root)
     lock = lockfile(root)
-    found = ["package.json"] + ([lock] if lock else [])
-    stage = [f for f in (lock, ".npmrc", ".yarnrc.yml", ".yarnrc") if f and (root / f).is_file()]
+    found = ["package.json", *(f"{m.path}/package.json" for m in found_members)] + ([lock] if lock else [])
+    stage = [f for f in (lock, ".npmrc", ".yarnrc.yml", ".yarnrc", "pnpm-workspace.yaml") if f and (root / f).is_file()]
+    # Each member whole, too: a dependency that requires a member by name (tape requires minimist)
+    # resolves it from inside the environment, where a manifest alone would be no module. That copy
+    # is the one of the setup's time (the key is the manifests'); the tests get the workspace's own.
+    stage += [m.path for m in found_members]
     toolchain = f"node {_version('node')}; {manager} {_version(manager)}"
+    # A member's own node_modules (what could not be hoisted) is linked where it would be;
+    # test runs skip those the install did not make (``attach.link``).
+    links = {"node_modules": "project/node_modules",
+             **{f"{m.path}/node_modules": f"project/{m.path}/node_modules" for m in found_members}}
+    what = f"node_modules by `{command}`" + (f" from {lock}" if lock else " (no lockfile)")
+    if found_members:
+        what += f", for the workspace's {len(found_members)} members ({', '.join(m.path for m in found_members)})"
     return Recipe(ecosystem="node", manifests=found, toolchain=toolchain,
                   script=[f"cd project && {command}"], stage=stage, path_first=["project/node_modules/.bin"],
-                  links={"node_modules": "project/node_modules"},
-                  reason=f"node_modules by `{command}`" + (f" from {lock}" if lock else " (no lockfile)"))
+                  links=links, reason=what)

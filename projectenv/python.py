@@ -10,6 +10,8 @@ What is installed, from the project's manifests:
 - PEP 735 ``[dependency-groups]`` with those names (``include-group`` followed);
 - Poetry's and PDM's test groups; ``uv.lock`` exported as exact pins;
 - tox's ``[testenv] deps``;
+- a uv workspace's members (``[tool.uv.workspace]``), each with its import
+  roots on ``PYTHONPATH`` too;
 - the base requirements files (``requirements.txt``, ``requirements/base.txt``...)
   and those named for tests (``requirements-test*.txt``, ``requirements/test*.txt``);
 - pytest, when the suite runs under pytest and nothing above brought it.
@@ -195,8 +197,29 @@ def requirement_files(root: Path) -> list[str]:
     return found
 
 
+def workspace_members(root: Path, data: dict) -> list[str]:
+    """The members of a uv workspace (``[tool.uv.workspace]`` ``members`` globs, less
+    ``exclude``): folders with a ``pyproject.toml``, relative to the root, sorted."""
+    table = data.get("tool", {}).get("uv", {}).get("workspace", {})
+    include = [p for p in table.get("members") or [] if isinstance(p, str)] if isinstance(table, dict) else []
+    exclude = [p for p in table.get("exclude") or [] if isinstance(p, str)] if isinstance(table, dict) else []
+    found: set[str] = set()
+    for pattern in include:
+        pattern = pattern.strip().removeprefix("./").rstrip("/")
+        if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+            continue
+        for folder in root.glob(pattern):
+            rel = folder.relative_to(root).as_posix()
+            if rel != "." and (folder / "pyproject.toml").is_file() and not any(
+                    Path(rel).match(x.strip().removeprefix("./").rstrip("/")) for x in exclude):
+                found.add(rel)
+    return sorted(found)
+
+
 def manifests(root: Path) -> list[str]:
-    return [m for m in MANIFESTS if (root / m).is_file()] + requirement_files(root)
+    members = workspace_members(root, pyproject(root))
+    return [m for m in MANIFESTS if (root / m).is_file()] + requirement_files(root) + [
+        f"{m}/pyproject.toml" for m in members]
 
 
 def installable(root: Path, data: dict) -> bool:
@@ -389,12 +412,17 @@ def recipe(root: Path, framework: str) -> Recipe:
     lines = [make, "cd project"]
     project_extras = extras(root, data)
     package = installable(root, data)
-    if uv and (root / "uv.lock").is_file() and package:
+    # A uv workspace's members are installed (from the staged copy, as the project is) beside it:
+    # each satisfies the others' requirements of it by name.
+    members = workspace_members(root, data)
+    if uv and (root / "uv.lock").is_file() and (package or members):
         groups = [g for g in (data.get("dependency-groups") or {}) if _normalize(g) in wanted]
         flags = " ".join([*(f"--extra {q(e)}" for e in project_extras), *(f"--group {q(g)}" for g in groups)])
-        lines.append(f"{q(uv)} export --frozen --no-hashes --no-emit-project --quiet {flags} -o ../locked.txt")
+        emit = "--no-emit-workspace" if members else "--no-emit-project"
+        lines.append(f"{q(uv)} export --frozen --no-hashes {emit} --quiet {flags} -o ../locked.txt")
         lines.append(f"{install} -r ../locked.txt")
-        lines.append(f"{install} --no-deps .")
+        local = [*(["."] if package else []), *(q(f"./{m}") for m in members)]
+        lines.append(f"{install} --no-deps {' '.join(local)}")
         said.append("uv.lock (exact pins)" + (f" with extras {', '.join(project_extras)}" if project_extras else "")
                     + (f" and groups {', '.join(groups)}" if groups else ""))
     else:
@@ -402,6 +430,7 @@ def recipe(root: Path, framework: str) -> Recipe:
         if package:
             args.append(q(f".[{','.join(project_extras)}]" if project_extras else "."))
             said.append("the project" + (f" with extras {', '.join(project_extras)}" if project_extras else ""))
+        args += [q(f"./{m}") for m in members]
         for f in requirement_files(root):
             args.append(f"-r {q(f)}")
             said.append(f)
@@ -429,7 +458,11 @@ def recipe(root: Path, framework: str) -> Recipe:
                      if m in ("pyproject.toml", "setup.py", "setup.cfg"))
     if SCM_PLUGINS.search(texts) and not (root / "PKG-INFO").is_file():
         env["SETUPTOOLS_SCM_PRETEND_VERSION"] = "0.0.0"  # the staged copy has no VCS history to read
+    if members:
+        said.append(f"the workspace's {len(members)} members ({', '.join(members)})")
+    roots = import_roots(root, data) + [
+        f"{m}/{r}".removesuffix("/.") for m in members for r in import_roots(root / m, pyproject(root / m))]
     return Recipe(ecosystem="python", manifests=found, toolchain=toolchain((version, interpreter)), script=lines,
                   stage_tree=True,
-                  env=env, path_first=["venv/bin"], import_roots=import_roots(root, data),
+                  env=env, path_first=["venv/bin"], import_roots=roots,
                   reason="a virtualenv with " + (", ".join(said) or "nothing but the interpreter") + on)

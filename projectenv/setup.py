@@ -76,11 +76,14 @@ def stage(workspace: Path, recipe: Recipe, target: Path) -> None:
         shutil.copytree(workspace, target, symlinks=True, ignore=_ignore)
         return
     target.mkdir(parents=True)
-    for rel in dict.fromkeys([*recipe.manifests, *recipe.stage]):
+    # Folders first (a workspace member's), then files: a staged manifest replaces the folder's copy.
+    for rel in [r for r in recipe.stage if (workspace / r).is_dir()]:
+        shutil.copytree(workspace / rel, target / rel, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+    for rel in dict.fromkeys([*recipe.manifests, *(r for r in recipe.stage if not (workspace / r).is_dir())]):
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if recipe.ecosystem == "node" and rel == "package.json":
-            dst.write_text(node.staged_manifest(workspace))
+        if recipe.ecosystem == "node" and Path(rel).name == "package.json":
+            dst.write_text(node.staged_manifest((workspace / rel).parent))
         else:
             shutil.copy2(workspace / rel, dst)
 
@@ -108,7 +111,7 @@ def _fell_back(made: ProjectEnvironment, folder: Path) -> ProjectEnvironment:
 
 
 def _for_tests(recipe: Recipe, folder: Path) -> ProjectEnvironment:
-    env = toolchains.test_env(recipe.ecosystem, str(folder))
+    env = toolchains.test_env(recipe.ecosystem, str(folder), recipe.manifests)
     return ProjectEnvironment(
         ecosystem=recipe.ecosystem, path_first=[str(folder / p) for p in recipe.path_first],
         import_roots=recipe.import_roots, links={n: str(folder / t) for n, t in recipe.links.items()},

@@ -1,5 +1,6 @@
 """The other ecosystems' dependency downloads, where their toolchain exists:
-Rust ``cargo fetch``, Go ``go mod download``, Ruby ``bundle install``, PHP
+Rust ``cargo fetch``, Go ``go mod download`` (a ``go.work`` workspace: ``go list -deps -test``
+over its modules), Ruby ``bundle install``, PHP
 ``composer install``. (Java's Maven resolves through the project's own
 ``.mvn`` settings: its registry is not one a setup can assume.)
 Each keeps what it fetched in the environment's directory and tells test
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from ..parsers import go_work
 from .models import FALLBACK_FILE, Recipe
 
 # Bundler exits 17 when it cannot reach its registry: then the gems installed on this machine
@@ -59,6 +61,17 @@ def recipe(root: Path, language: str) -> Recipe | None:
                       script=["cd project && cargo fetch"] if fetch else [], stage_tree=fetch,
                       env={"CARGO_HOME": "{root}/cargo"},
                       reason="crates by `cargo fetch`" if fetch else "no crates to fetch; the build kept")
+    if language == "go" and (root / "go.work").is_file() and _version(("go", "version")):
+        # A workspace's modules need each other's sources to resolve (``use``, not a registry):
+        # the whole project is staged, and what its packages and tests import is fetched.
+        members = go_work.members(root)
+        found = [f for f in ("go.work", "go.work.sum", *(f"{m}/{n}" for m in members for n in ("go.mod", "go.sum")))
+                 if (root / f).is_file()]
+        return Recipe(ecosystem="go", manifests=found, toolchain=_version(("go", "version")),
+                      script=[f"cd project && go list -deps -test {go_work.patterns(root)} >/dev/null"],
+                      stage_tree=True, env={"GOMODCACHE": "{root}/gomod", "GOFLAGS": "-modcacherw"},
+                      reason=f"modules of the Go workspace's {len(members)} modules ({', '.join(members)}) "
+                             "by `go list -deps -test`")
     if language == "go" and (root / "go.mod").is_file() and _version(("go", "version")):
         found = [f for f in ("go.mod", "go.sum") if (root / f).is_file()]
         return Recipe(ecosystem="go", manifests=found, toolchain=_version(("go", "version")),
@@ -115,8 +128,11 @@ ON_ANOTHER_CHECKOUT: dict[str, Callable[[Path, dict[str, str]], None]] = {
 }
 
 
-def test_env(ecosystem: str, root: str) -> dict[str, str]:
-    """What an offline test run needs to find the downloads (and not try the network)."""
+def test_env(ecosystem: str, root: str, manifests: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """What an offline test run needs to find the downloads (and not try the network). A Go
+    workspace (``go.work`` among the ``manifests``) takes no ``-mod=mod``: workspace mode refuses it."""
+    if ecosystem == "go" and "go.work" in manifests:
+        return {"GOMODCACHE": f"{root}/gomod", "GOPROXY": "off"}
     return {
         "rust": {"CARGO_HOME": f"{root}/cargo", "CARGO_NET_OFFLINE": "true"},
         "go": {"GOMODCACHE": f"{root}/gomod", "GOFLAGS": "-mod=mod", "GOPROXY": "off"},

@@ -36,6 +36,8 @@ def failing_ids(p: Project, out: str) -> list[str]:
                 failed.append(name)
         return failed
     report = json.loads(out[out.index("{"):])
+    if "jest" in p.hand_test:
+        return [a["fullName"] for r in report["testResults"] for a in r["assertionResults"] if a["status"] == "failed"]
     return [f["fullTitle"] for f in report["failures"]]
 
 

@@ -15,6 +15,7 @@ is the scripted LLM's part: for a test that fails, it proposes the original code
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -48,6 +49,23 @@ class Bug(BaseModel):
     what: str       # the bug in words (README)
 
 
+class Archive(BaseModel):
+    """Another published package a project's repository is made of (a monorepo's member)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    package: str
+    registry: Literal["pypi", "npm"]
+    version: str
+    archive: str
+    sha256: str
+    subdir: str  # where in the repository it is unpacked
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}=={self.version}" if self.registry == "pypi" else f"{self.package}@{self.version}"
+
+
 class Project(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -64,6 +82,15 @@ class Project(BaseModel):
     # node_modules); the test command prints a report it reads: pytest -rf, TAP, mocha JSON.
     hand_install: tuple[str, ...]
     hand_test: tuple[str, ...]
+    # A monorepo made of published packages (small published monorepos do not ship as one
+    # archive): the project's own archive (``package``, when its name is not the project's)
+    # is unpacked at ``subdir``, each of ``beside`` at its own, and the suite writes the
+    # workspace's root ``package.json`` (``root_manifest``). ``tests_dir`` and the bugs' paths
+    # are then relative to the repository's root.
+    package: str = ""
+    subdir: str = ""
+    beside: tuple[Archive, ...] = ()
+    root_manifest: str = ""
     # A git checkout rather than the archive as published: committed as the project's git repository
     # tracks it (its .gitignore respected), so what its build generates (``absent``) is not there.
     checkout: bool = False
@@ -75,7 +102,8 @@ class Project(BaseModel):
 
     @property
     def spec(self) -> str:
-        return f"{self.name}=={self.version}" if self.registry == "pypi" else f"{self.name}@{self.version}"
+        name = self.package or self.name
+        return f"{name}=={self.version}" if self.registry == "pypi" else f"{name}@{self.version}"
 
     @property
     def scenario(self) -> Path:
@@ -211,6 +239,53 @@ PROJECTS: tuple[Project, ...] = (
                 what="unflatten({overwrite: true}) never overwrites (wrong operator)"),
         ),
     ),
+    Project(
+        name="ts-dedent", registry="npm", version="2.1.1", archive="ts-dedent-2.1.1.tgz",
+        sha256="04577a35dbd4ddec6e5a94599c5310d9f91600bbef4d9f4230ddad2d5a774f75",
+        kind="TypeScript sources and tests (src/index.ts, src/__tests__/index.spec.ts) under jest with ts-jest; "
+             "`pretest` runs eslint; no tsconfig.json and no build script shipped; no lockfile",
+        tests_dir="src/__tests__",
+        hand_install=("npm", "install"), hand_test=("npx", "jest", "--json"),
+        bugs=(
+            Bug(path="src/index.ts",
+                original="    const pattern = new RegExp(`\\n[\\t ]{${Math.min(...indentLengths)}}`, 'g');",
+                injected="    const pattern = new RegExp(`\\n[\\t ]{${Math.max(...indentLengths)}}`, 'g');",
+                breaks=r"should remove (leading/trailing line break|the same number of tabs/spaces from each line)",
+                what="the common indentation is the deepest line's, not the shallowest's (max for min)"),
+            Bug(path="src/index.ts",
+                original="  strings[0] = strings[0].replace(/^\\r?\\n/, '');",
+                injected="  strings[0] = strings[0].replace(/^(\\r?\\n)+/, '');",
+                breaks=r"should not remove more than one leading/trailing line break",
+                what="every leading line break is removed, not only the first (a greedy regex)"),
+        ),
+    ),
+    Project(
+        name="subarg-minimist-workspace", package="minimist", registry="npm", version="1.2.8",
+        archive="minimist-1.2.8.tgz",
+        sha256="350a76c115b393c19d24654834261e5dc9f0e8cc5e08f3937fa80140f3e4ce83",
+        subdir="packages/minimist",
+        beside=(Archive(package="subarg", registry="npm", version="1.0.0", archive="subarg-1.0.0.tgz",
+                        sha256="851d25775d8df32552aac7614c264caa1b7a9a1f8f00929f9d82756746ab71b8",
+                        subdir="packages/subarg"),),
+        root_manifest=json.dumps({"name": "args-workspace", "private": True, "workspaces": ["packages/*"],
+                                  "scripts": {"test": "npm test --workspaces"}}, indent=2) + "\n",
+        kind="npm workspace made of two published packages: subarg 1.0.0 requires minimist by name and gets "
+             "the workspace's own (a link); the root's `test` runs every member's (minimist's under nyc with an "
+             "eslint `pretest` and an `aud` `posttest`; subarg's with its own tape 3, not hoisted); no lockfile",
+        tests_dir="packages/subarg/test",
+        hand_install=("npm", "install"), hand_test=("npx", "tape", "packages/*/test/*.js"),
+        bugs=(
+            Bug(path="packages/minimist/index.js",
+                original="return (/^[-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(e[-+]?\\d+)?$/).test(x);",
+                injected="return (/^[-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(e[-+]?\\d+)$/).test(x);",
+                breaks=r"^(recursive|nums|numeric short args|short|short -k=v|short and long|long opts|alias|"
+                       r"dotted alias|multiAlias|nested dotted objects|mixed short bool and capture|"
+                       r"parse with modifier functions|proto pollution \((array|number)\)|"
+                       r"flag boolean true only affects double hyphen arguments without equals signs)$",
+                what="in minimist, a number needs an exponent to be read as one (`?` lost): subarg's `recursive` "
+                     "(`-d 5`, in the other package, through the workspace's link) and 15 of minimist's own"),
+        ),
+    ),
 )
 
 
@@ -228,13 +303,13 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def fetch(p: Project) -> Path:
-    """The project's published archive, from the cache or its registry."""
+def fetch(p: Project | Archive) -> Path:
+    """The published archive, from the cache or its registry."""
     archives = cache_dir() / "archives"
     path = archives / p.archive
     if not path.is_file():
         archives.mkdir(parents=True, exist_ok=True)
-        staging = archives / f".fetch-{p.name}-{os.getpid()}"
+        staging = archives / f".fetch-{p.archive}-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         if p.registry == "pypi":
@@ -255,10 +330,9 @@ def fetch(p: Project) -> Path:
     return path
 
 
-def unpack(p: Project, dest: Path) -> Path:
-    """The published tree of ``p`` at ``dest`` (the archive's top folder stripped)."""
-    archive = fetch(p)
-    dest.mkdir(parents=True)
+def _extract(archive: Path, dest: Path) -> None:
+    """``archive``'s files at ``dest``, its top folder stripped."""
+    dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive) as tar:
         members = []
         for m in tar.getmembers():
@@ -268,6 +342,17 @@ def unpack(p: Project, dest: Path) -> Path:
             m.name = str(Path(*parts[1:]))
             members.append(m)
         tar.extractall(dest, members=members, filter="data")
+
+
+def unpack(p: Project, dest: Path) -> Path:
+    """The published tree of ``p`` at ``dest`` (a monorepo's: every archive in its folder, and
+    the workspace's root manifest)."""
+    dest.mkdir(parents=True)
+    _extract(fetch(p), dest / p.subdir)
+    for other in p.beside:
+        _extract(fetch(other), dest / other.subdir)
+    if p.root_manifest:
+        (dest / "package.json").write_text(p.root_manifest, encoding="utf-8")
     if not (dest / p.tests_dir).is_dir():
         raise MaterialError(f"{p.spec}: the published archive has no {p.tests_dir}/ folder of tests")
     if p.checkout:  # as its git repository tracks it: no sdist metadata, nothing its .gitignore excludes
