@@ -55,6 +55,8 @@ class FixRequest(ProjectRequest):
     select: list[str] = Field(default_factory=list)   # glob patterns over test ids
     exclude: list[str] = Field(default_factory=list)
     max_attempts: int = Field(default=3, ge=1, le=10)
+    # Independent fixes asked for at each attempt, in parallel; the smallest that passes is kept.
+    candidates: int = Field(default=1, ge=1, le=8)
     per_test_budget_s: int = Field(default=3600, ge=60)
     run_budget_s: int = Field(default=3600, ge=10)
     # Tests fixed at once; None: derived from the model's request limit (``in_flight``).

@@ -88,6 +88,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(name="max_attempts", field="max_attempts", option="--max-attempts",
             help="Fix attempts per test before escalating.", toml="budgets.max_attempts", bounds={"ge": 1, "le": 10},
             description="fix attempts per test before a person is asked"),
+    Setting(name="candidates", field="candidates", option="--candidates",
+            help="Independent fixes asked for in parallel at each attempt; the smallest passing one is kept.",
+            toml="budgets.candidates", bounds={"ge": 1, "le": 8},
+            description="independent fixes asked for in parallel at each attempt (the smallest passing one is kept; "
+                        "the LLM budget, test runs and commands are shared among them)"),
     Setting(name="run_budget_s", field="run_budget_s", option="--run-budget",
             help="Whole-run time budget, seconds.", toml="budgets.run", bounds={"ge": 10},
             description="the whole run's time budget, seconds"),

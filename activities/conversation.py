@@ -102,6 +102,7 @@ class Conversation(BaseModel):
     context: str  # "<run>/<test>": what the provider sees with each request
     test_id: str = ""  # whose fix, for traces and metrics
     attempt: int = 0
+    candidate: int = 1  # which of the attempt's candidate fixes (--candidates)
     system: str
     allow_production: bool
     messages: list[dict[str, Any]]
@@ -142,14 +143,14 @@ def final_text(conv: Conversation, stop: str) -> str:
 
 
 def hands_for(role: str, attempt: int, ws: Workspace, test_id: str, failure_run: SuiteRun, llm: LLMSettings,
-              plan: SuitePlan | None, sandbox: SandboxSettings | None) -> Hands | None:
+              plan: SuitePlan | None, sandbox: SandboxSettings | None, candidate: int = 1) -> Hands | None:
     """What a conversation's sandboxed tools need (None without the run's plan and sandbox,
     or when the settings allow no test run and no command)."""
     if plan is None or sandbox is None or not (llm.max_test_runs or llm.max_commands):
         return None
     return Hands(plan=plan, sandbox=sandbox, report_path=failure_run.report_path, test_id=test_id,
                  run_dir=ws.run_dir, role=role, attempt=attempt, max_test_runs=llm.max_test_runs,
-                 max_commands=llm.max_commands)
+                 max_commands=llm.max_commands, candidate=candidate)
 
 
 def _overlay(root: Path, conv: Conversation) -> Overlay:
@@ -170,12 +171,14 @@ async def start_fix(inp: FixInput) -> ConversationStart:
         return ConversationStart(proposal=FixProposal(failure_reason="analysis-only run: no fix asked for",
                                                       escalate=True))
     user = prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis, inp.attempts)
-    return begin(inp.workspace.run_dir, f"attempt-{inp.attempt}", Conversation(
+    name = f"attempt-{inp.attempt}" + (f"-candidate-{inp.candidate}" if inp.candidate > 1 else "")
+    return begin(inp.workspace.run_dir, name, Conversation(
         role="fixer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=inp.attempt,
+        candidate=inp.candidate,
         system=prompts.fixer_system(inp.llm.allow_production_edits), allow_production=inp.llm.allow_production_edits,
         messages=[{"role": "user", "content": user}],
         hands=hands_for("fixer", inp.attempt, inp.workspace, inp.test_id, inp.failure_run, inp.llm, inp.plan,
-                        inp.sandbox)))
+                        inp.sandbox, inp.candidate)))
 
 
 async def _model_call(inp: TurnInput) -> ModelTurnResult:
@@ -186,7 +189,7 @@ async def _model_call(inp: TurnInput) -> ModelTurnResult:
     if len(conv.messages) != 2 * inp.turn - 1:
         raise GreenloopError(f"the conversation {inp.ref} is not at turn {inp.turn}", kind=ErrorKind.WORKSPACE_LOST,
                              path=inp.ref)
-    client = make_client(inp.llm, role=conv.role, context=conv.context)
+    client = make_client(inp.llm, role=conv.role, context=conv.context, candidate=conv.candidate)
     with telemetry.span(SPANS[conv.role], role=conv.role, test_id=conv.test_id, attempt=conv.attempt):
         step = await model_turn(client, inp.llm, conv.system, conv.messages, sandbox_tools.declarations(conv.hands))
     result = ModelTurnResult(usage=step.usage, stop=step.stop, tool_calls=[u["name"] for u in step.tool_uses])

@@ -64,6 +64,7 @@ class FixInput(BaseModel):
     attempts: list[AttemptRecord]
     llm: LLMSettings
     sandbox: SandboxSettings | None = None  # the run's: where the fixer's run_tests and bash calls run
+    candidate: int = 1  # which of the attempt's independent candidate fixes (--candidates K: 1..K)
 
 
 def _diff(root: Path, overlay: Overlay) -> str:
@@ -90,7 +91,7 @@ async def propose_fix(inp: FixInput) -> FixProposal:
     if inp.llm.analysis_only:
         return FixProposal(failure_reason="analysis-only run: no fix asked for", escalate=True)
     overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
-    client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}")
+    client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}", candidate=inp.candidate)
     async with heartbeating("asking the fixer"):
         with telemetry.span("greenloop.fix", role="fixer", test_id=inp.test_id, attempt=inp.attempt):
             outcome = await run_agent(

@@ -12,6 +12,30 @@ from .states import Verdict
 from .suspects import Suspect
 
 
+def changed_lines(diff: str) -> int:
+    """A fix's size: the lines its unified diff adds or removes."""
+    return sum(1 for line in diff.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
+
+
+class CandidateRecord(BaseModel):
+    """One of an attempt's several candidate fixes (``--candidates K``): its size,
+    and what validating it said (no verdict: not validated, a smaller one passed first)."""
+
+    number: int
+    size: int = 0  # changed lines of its diff
+    files: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    reason: str = ""
+    kept: bool = False
+
+    def line(self) -> str:
+        """How the reports say it."""
+        verdict = self.verdict.value if self.verdict else "not validated"
+        return (f"candidate {self.number}: {self.size} changed line(s), {verdict}"
+                + (f" ({self.reason})" if self.reason else "") + (", kept" if self.kept else ""))
+
+
 class AttemptRecord(BaseModel):
     number: int
     analysis: str = ""
@@ -26,6 +50,8 @@ class AttemptRecord(BaseModel):
     commands: int = 0
     # Fault localization's ranked suspects for this attempt's failure, best first (the first message showed them).
     suspects: list[Suspect] = Field(default_factory=list[Suspect])
+    # With --candidates K > 1: each candidate fix the attempt asked for, in the order they were asked.
+    candidates: list[CandidateRecord] = Field(default_factory=list[CandidateRecord])
 
     def ran(self) -> str:
         """What the attempt's conversations ran, as the reports say it ("" when nothing)."""

@@ -50,10 +50,11 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str
     weakref.WeakKeyDictionary())
 
 
-def make_client(settings: LLMSettings, *, role: str, context: str) -> Any:
+def make_client(settings: LLMSettings, *, role: str, context: str, candidate: int = 1) -> Any:
     """An ``anthropic.AsyncAnthropic`` client (async, so a cancelled activity stops
     waiting at once) for one conversation, sharing the worker's connection pool;
-    a typed error when no key is set. Call it from the event loop that will use it."""
+    a typed error when no key is set. Call it from the event loop that will use it.
+    ``candidate``: which of an attempt's candidate fixes the conversation is for (``--candidates``)."""
     import anthropic  # imported here: workflow code must never import it
 
     key = os.environ.get("ANTHROPIC_API_KEY")
@@ -68,4 +69,5 @@ def make_client(settings: LLMSettings, *, role: str, context: str) -> Any:
     if (key, base_url) not in pools:
         pools[key, base_url] = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=600.0)
     return pools[key, base_url].with_options(
-        default_headers={"x-greenloop-role": role, "x-greenloop-context": context})
+        default_headers={"x-greenloop-role": role, "x-greenloop-context": context,
+                         "x-greenloop-candidate": str(candidate)})

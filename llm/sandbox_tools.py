@@ -79,6 +79,7 @@ class Hands(BaseModel):
     attempt: int
     max_test_runs: int
     max_commands: int
+    candidate: int = 1  # which of the attempt's candidate fixes (--candidates) it works for
 
 
 class Counts(BaseModel):
@@ -124,7 +125,9 @@ def _scratch(root: Path, changes: dict[str, str | None], target: Path) -> None:
 
 
 def _folder(hands: Hands, name: str, n: int) -> Path:
-    return Path(hands.run_dir) / "tool-runs" / slug(hands.test_id) / f"{hands.role}-{hands.attempt}-{name}-{n}"
+    return Path(hands.run_dir) / "tool-runs" / slug(hands.test_id) / (
+        f"{hands.role}-{hands.attempt}" + (f"-candidate-{hands.candidate}" if hands.candidate > 1 else "")
+        + f"-{name}-{n}")
 
 
 def _ended(ex: ExecResult, limits: SandboxSettings) -> str:

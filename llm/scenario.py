@@ -25,8 +25,8 @@ content}``), or the sandboxed tools (``run_tests {tests}``, ``bash {command}``:
 descending priority (file order among equals); the first match answers, else
 the default. A response may instead be an API error (``error: {status: 429}``)
 and may be limited to fire ``times`` times. Matching is pure: the caller
-supplies the ``RequestContext`` (role, per-role iteration, turn, previous
-role, messages), which the server derives from the request.
+supplies the ``RequestContext`` (role, candidate, per-role iteration, turn,
+previous role, messages), which the server derives from the request.
 """
 
 from __future__ import annotations
@@ -51,7 +51,9 @@ class Trigger(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: str | None = None            # the caller's role (analyzer, fixer...)
-    iteration: int | None = None       # n-th conversation of this role for this context (1-based)
+    candidate: int | None = None       # which of an attempt's candidate fixes (--candidates K: 1..K)
+    iteration: int | None = None       # n-th conversation of this role for this context (1-based;
+                                       # the candidates of an attempt count apart)
     turn: int | None = None            # n-th model turn within the conversation (1-based)
     previous_role: str | None = None   # role of the previous conversation in this context
     context: str | None = None         # regex on the context key (run/test)
@@ -151,6 +153,7 @@ class RequestContext(BaseModel):
     """What a trigger can look at, derived from one Messages API request."""
 
     role: str | None = None
+    candidate: int = 1
     iteration: int = 1
     turn: int = 1
     previous_role: str | None = None
@@ -169,6 +172,7 @@ def matches(trigger: Trigger, ctx: RequestContext) -> bool:
     """Whether every condition of ``trigger`` holds for ``ctx``."""
     return (
         (trigger.role is None or trigger.role == ctx.role)
+        and (trigger.candidate is None or trigger.candidate == ctx.candidate)
         and (trigger.iteration is None or trigger.iteration == ctx.iteration)
         and (trigger.turn is None or trigger.turn == ctx.turn)
         and (trigger.previous_role is None or trigger.previous_role == ctx.previous_role)

@@ -29,6 +29,7 @@ from .scenario import Matcher, RequestContext, Response, Scenario
 
 ROLE_HEADER = "x-greenloop-role"
 CONTEXT_HEADER = "x-greenloop-context"
+CANDIDATE_HEADER = "x-greenloop-candidate"
 
 
 class RecordedRequest(BaseModel):
@@ -36,6 +37,7 @@ class RecordedRequest(BaseModel):
 
     context: str
     role: str | None
+    candidate: int = 1
     iteration: int
     turn: int
     previous_role: str | None
@@ -84,9 +86,10 @@ class ScriptedLLM:
         self.matcher = Matcher(scenario)
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
-        self._iterations: dict[tuple[str, str | None], int] = {}
+        # Per conversation kind: (context, role, candidate); the candidates of one attempt count apart.
+        self._iterations: dict[tuple[str, str | None, int], int] = {}
         self._last_role: dict[str, str | None] = {}
-        self._previous: dict[tuple[str, str | None], str | None] = {}
+        self._previous: dict[tuple[str, str | None, int], str | None] = {}
         self._cached: set[str] = set()
         self._ids = 0
 
@@ -94,15 +97,18 @@ class ScriptedLLM:
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         role = headers.get(ROLE_HEADER)
         context = headers.get(CONTEXT_HEADER, "")
+        candidate = int(headers.get(CANDIDATE_HEADER, "1") or 1)
         turn = 1 + sum(1 for m in messages if m.get("role") == "assistant")
-        key = (context, role)
+        key = (context, role, candidate)
         if turn == 1:
             self._iterations[key] = self._iterations.get(key, 0) + 1
             self._previous[key] = self._last_role.get(context)
-            self._last_role[context] = role
+            if candidate == 1:
+                self._last_role[context] = role
         users = [message_text(m) for m in messages if m.get("role") == "user"]
         return RequestContext(
             role=role,
+            candidate=candidate,
             iteration=self._iterations.get(key, 1),
             turn=turn,
             previous_role=self._previous.get(key),
@@ -165,7 +171,7 @@ class ScriptedLLM:
             else:
                 status, payload = 200, self._message(body, response)
             self.requests.append(RecordedRequest(
-                context=ctx.context, role=ctx.role, iteration=ctx.iteration, turn=ctx.turn,
+                context=ctx.context, role=ctx.role, candidate=ctx.candidate, iteration=ctx.iteration, turn=ctx.turn,
                 previous_role=ctx.previous_role, rule=rule, body=body, response=payload, status=status,
             ))
             return status, payload, response.delay_s, extra

@@ -75,6 +75,9 @@ def _attempt(a: AttemptRecord, validation: Validation | None) -> list[str]:
                    f"${a.usage.cost_usd:.4f}</p>")
     if a.ran():
         out.append(f"<p class=\"muted\">{escape(a.ran())}</p>")
+    if a.candidates:
+        out.append("<p><b>Candidates</b> (smallest passing kept):</p><ul>"
+                   + "".join(f"<li>{escape(c.line())}</li>" for c in a.candidates) + "</ul>")
     if a.reason:
         out.append(f"<p><b>Why:</b> {escape(a.reason)}</p>")
     if a.analysis:

@@ -68,6 +68,8 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
                              f"${a.usage.cost_usd:.4f}")
             if a.ran():
                 lines.append(a.ran())
+            if a.candidates:
+                lines += ["", "Candidates (smallest passing kept):", ""] + [f"- {c.line()}" for c in a.candidates] + [""]
             if a.reason:
                 lines.append(f"Why: {a.reason}")
             if a.analysis:

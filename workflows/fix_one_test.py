@@ -24,10 +24,10 @@ with workflow.unsafe.imports_passed_through():
     from ..activities import testing as testing_acts
     from ..activities.analysis import AnalyzeInput
     from ..activities.edits import ApplyInput, RollbackInput
-    from ..activities.fixing import FixInput
+    from ..activities.fixing import FixInput, FixProposal
     from ..activities.testing import SingleInput, SuiteInput
     from ..domain.answers import Answer, AnswerChoice
-    from ..domain.attempts import AttemptRecord
+    from ..domain.attempts import AttemptRecord, CandidateRecord, changed_lines
     from ..domain.candidates import Candidate
     from ..domain.changes import FileChange
     from ..domain.edits import EditSet
@@ -68,6 +68,16 @@ def _suspects_line(attempts: list[AttemptRecord]) -> str:
     none: list[Suspect] = []
     latest = next((a.suspects for a in reversed(attempts) if a.suspects), none)
     return "; ".join(f"{s.function} ({s.file}:{s.start})" for s in latest[:SUSPECTS_SHOWN])
+
+
+def candidate_llm(llm: LLMSettings, k: int, candidate: int) -> LLMSettings:
+    """What one of an attempt's ``k`` candidate conversations may spend: a ``k``-th of the money
+    left, and of the test runs and commands (the first candidates take the remainder)."""
+    def part(n: int) -> int:
+        return n // k + (1 if candidate <= n % k else 0)
+    return llm.model_copy(update={
+        "left_usd": None if llm.left_usd is None else llm.left_usd / k,
+        "max_test_runs": part(llm.max_test_runs), "max_commands": part(llm.max_commands)})
 
 
 def failed_step(exc: ActivityError) -> str:
@@ -361,6 +371,8 @@ class FixOneTestWorkflow:
         fix_input = FixInput(run_id=inp.run_id, workspace=inp.workspace, plan=inp.plan, test_id=inp.test_id,
                              attempt=number, failure_run=inp.failure_run, analysis=note,
                              attempts=self._earlier(number), llm=self._llm(), sandbox=inp.request.sandbox)
+        if inp.request.candidates > 1:
+            return await self._candidates(number, record, fix_input)
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         record.test_runs, record.commands = note.test_runs + proposal.test_runs, note.commands + proposal.commands
@@ -368,7 +380,59 @@ class FixOneTestWorkflow:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")
             return Verdict.FAIL, proposal.escalate
+        return await self._try(number, record, proposal)
+
+    async def _candidates(self, number: int, record: AttemptRecord, fix_input: FixInput) -> tuple[Verdict, bool]:
+        """``--candidates K``: K fixer conversations at once, each with its share of the budgets; their
+        fixes validated smallest first (changed lines; ties: the first asked), each as a single fix is,
+        until one passes: that one is kept. Every candidate is recorded with its size and verdict."""
+        inp, k = self._inp, self._inp.request.candidates
+        done = await asyncio.gather(*(
+            fixer_conversation(fix_input.model_copy(update={"candidate": c, "llm": candidate_llm(fix_input.llm, k, c)}),
+                               inp.request, self._count) for c in range(1, k + 1)), return_exceptions=True)
+        proposals: list[FixProposal | None] = []
+        for c, outcome in enumerate(done, 1):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, ActivityError) or is_cancelled_exception(outcome):
+                    raise outcome
+                record.candidates.append(CandidateRecord(number=c, verdict=Verdict.FAIL, reason=failed_step(outcome)))
+                proposals.append(None)
+                continue
+            record.usage = record.usage + outcome.usage
+            record.test_runs, record.commands = record.test_runs + outcome.test_runs, record.commands + outcome.commands
+            edits = outcome.edit_set
+            record.candidates.append(CandidateRecord(
+                number=c, size=changed_lines(edits.diff) if edits else 0, files=[e.path for e in edits.edits] if edits
+                else [], verdict=None if edits else Verdict.FAIL, reason="" if edits else outcome.failure_reason or "no edit proposed"))
+            proposals.append(outcome if edits else None)
+        escalate = any(isinstance(p, FixProposal) and p.escalate for p in done)
+        ready = sorted((cand for cand in record.candidates if proposals[cand.number - 1]), key=lambda r: (r.size, r.number))
+        for cand in ready:
+            proposal = proposals[cand.number - 1]
+            assert proposal is not None
+            verdict, _ = await self._try(number, record, proposal, cand.number)
+            if not self._attempts or self._attempts[-1] is not record:  # made again on the current files
+                return verdict, False
+            cand.verdict, cand.reason = verdict, record.reason
+            if verdict is Verdict.PASS:
+                cand.kept = True
+                return verdict, False
+        record.verdict = Verdict.REGRESSION if any(c.verdict is Verdict.REGRESSION for c in record.candidates) \
+            else Verdict.FAIL
+        record.reason = f"none of {k} candidates passed: " + "; ".join(c.line() for c in record.candidates)
+        if not ready:
+            self._history.append(f"attempt {number}: {record.reason}")
+        return record.verdict, escalate
+
+    async def _try(self, number: int, record: AttemptRecord, proposal: FixProposal,
+                   candidate: int | None = None) -> tuple[Verdict, bool]:
+        """Validate one proposed fix (applied here, or through the run's validation queue);
+        ``candidate``: which of the attempt's candidates it is (history lines say so)."""
+        inp = self._inp
+        assert proposal.edit_set is not None
         record.rationale = proposal.edit_set.rationale
+        if candidate is not None:
+            self._history.append(f"attempt {number}: validating candidate {candidate}")
         if inp.queue:
             return await self._queued(number, record, proposal.edit_set, proposal.changes)
 

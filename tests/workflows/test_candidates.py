@@ -1,0 +1,84 @@
+"""``--candidates K``: K independent fixes asked for at once at each attempt, validated
+smallest first (changed lines; ties: the first asked), the smallest passing one kept and
+the others recorded; ``--candidates 1`` is today's single fixer conversation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from greenloop.domain.states import Verdict
+from greenloop.run_settings import BY_NAME
+from tests.workflows.conftest import drive, fix_request
+from tests.workflows.test_scenarios import FIXED_LINE, SCENARIOS, TARGET, child_attempts, workspace_cart
+
+BUG = "return round(self.total() * percent / 100, 2)  # bug: returns the discount, not the total"
+
+
+def _edit(old: str, new: str) -> dict:
+    return {"tool_calls": [{"name": "replace_in_file", "input": {"path": "shop/cart.py", "old_text": old,
+                                                                  "new_text": new}}]}
+
+
+# Candidate 1 fails the test (2 changed lines); candidate 2 passes with 4 changed lines;
+# candidate 3 passes with 2: it is kept (it ties with candidate 1, which is tried first and fails).
+THREE = {
+    "name": "three-candidates",
+    "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\ndiscount() is wrong."}},
+        {"trigger": {"role": "fixer", "candidate": 1, "turn": 1},
+         "response": _edit("self.total() * percent / 100", "self.total() - percent")},
+        {"trigger": {"role": "fixer", "candidate": 2, "turn": 1},
+         "response": _edit(BUG, "kept = 100 - percent\n        discounted = self.total() * kept / 100\n"
+                                "        return round(discounted, 2)")},
+        {"trigger": {"role": "fixer", "candidate": 3, "turn": 1},
+         "response": _edit("self.total() * percent / 100", "self.total() * (100 - percent) / 100")},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Changed discount()."}},
+    ],
+}
+
+
+@pytest.mark.parametrize("validation", ["queue", "each"])
+async def test_three_candidates_keep_the_smallest_passing_fix(temporal_env, demo_repo, scripted, tmp_path, validation):
+    server = scripted(THREE)
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], candidates=3, validation=validation)
+    summary, handle = await drive(temporal_env, request)
+    assert summary.fixed == [TARGET] and summary.attempts == 1
+    cart = workspace_cart(f"{request.run_dir}/workspace")
+    assert FIXED_LINE in cart and "kept = 100 - percent" not in cart and "self.total() - percent" not in cart
+
+    (attempt,) = await child_attempts(temporal_env, handle)
+    assert attempt.verdict is Verdict.PASS
+    assert [(c.number, c.size, c.verdict, c.kept) for c in attempt.candidates] == [
+        (1, 2, Verdict.FAIL, False), (2, 4, None, False), (3, 2, Verdict.PASS, True)]
+    assert "self.total() * (100 - percent) / 100" in attempt.diff
+
+    # Three fixer conversations, told apart by their candidate number; every call counted.
+    fixers = [(r.candidate, r.turn) for r in server.requests if r.role == "fixer"]
+    assert sorted(fixers) == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (3, 2)]
+    assert summary.usage.calls == len(server.requests) == 7 and attempt.usage.calls == 7
+
+    # The reports list all three.
+    report = Path(summary.report_markdown or "").read_text()
+    assert "candidate 1: 2 changed line(s), FAIL" in report
+    assert "candidate 2: 4 changed line(s), not validated" in report
+    assert "candidate 3: 2 changed line(s), PASS, kept" in report
+    data = json.loads(Path(summary.report_json or "").read_text())
+    assert "candidates" in json.dumps(data) and '"kept": true' in json.dumps(data)
+
+
+async def test_one_candidate_is_a_single_fixer_conversation(temporal_env, demo_repo, scripted, tmp_path):
+    server = scripted(SCENARIOS / "fix-first-attempt.yaml")
+    summary, handle = await drive(temporal_env, fix_request(demo_repo, tmp_path, select=[TARGET], candidates=1))
+    assert summary.fixed == [TARGET]
+    assert [(r.role, r.candidate, r.turn) for r in server.requests] == [
+        ("analyzer", 1, 1), ("fixer", 1, 1), ("fixer", 1, 2)]
+    (attempt,) = await child_attempts(temporal_env, handle)
+    assert attempt.candidates == []
+
+
+def test_candidates_setting_has_its_option_and_toml_key():
+    setting = BY_NAME["candidates"]
+    assert (setting.option, setting.toml, setting.default) == ("--candidates", "budgets.candidates", 1)
