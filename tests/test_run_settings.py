@@ -125,7 +125,7 @@ def test_the_commands_take_every_option_of_the_table_and_the_file_every_key():
             assert declared[s.name] == s.option.split("/"), (command.name, s.name)
     assert [s.option for s in OPTIONS] == [  # the options, as users type them, in --help's order
         "--ref", "--test-command", "--build-command", "--framework", "--language", "--select", "--exclude",
-        "--max-attempts", "--run-budget", "--per-test-budget", "--concurrency", "--requests-per-minute", "--validation",
+        "--max-attempts", "--candidates", "--run-budget", "--per-test-budget", "--concurrency", "--requests-per-minute", "--validation",
             "--max-batch",
         "--test-impact/--no-test-impact", "--escalation-deadline", "--escalation-default", "--model", "--budget-usd",
         "--max-test-runs", "--max-commands", "--tests-only", "--analysis-only", "--sandbox", "--network", "--sandbox-image", "--timeout", "--push", "--pr",
@@ -135,7 +135,7 @@ def test_the_commands_take_every_option_of_the_table_and_the_file_every_key():
     assert keys == {s.toml for s in IN_FILE} == {  # the file's keys, as users write them
         "setup", "test_command", "single_test_command", "build_command", "framework", "language", "env", "exclude",
         "sandbox.backend", "sandbox.timeout", "sandbox.setup_network", "sandbox.setup_timeout", "sandbox.memory_mb",
-        "sandbox.image", "budgets.run", "budgets.per_test", "budgets.max_attempts", "budgets.llm_usd",
+        "sandbox.image", "budgets.run", "budgets.per_test", "budgets.max_attempts", "budgets.candidates", "budgets.llm_usd",
         "budgets.test_runs", "budgets.commands", "sandbox.output_bytes"}
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from greenloop.domain.states import Verdict
 from greenloop.run_settings import BY_NAME
+from tests.test_run_settings import run_cli
 from tests.workflows.conftest import drive, fix_request
 from tests.workflows.test_scenarios import FIXED_LINE, SCENARIOS, TARGET, child_attempts, workspace_cart
 
@@ -79,6 +80,11 @@ async def test_one_candidate_is_a_single_fixer_conversation(temporal_env, demo_r
     assert attempt.candidates == []
 
 
-def test_candidates_setting_has_its_option_and_toml_key():
+def test_candidates_setting_has_its_option_and_toml_key(tmp_path):
     setting = BY_NAME["candidates"]
     assert (setting.option, setting.toml, setting.default) == ("--candidates", "budgets.candidates", 1)
+    assert run_cli(tmp_path, []).candidates == 1
+    assert run_cli(tmp_path, ["--candidates", "3"]).candidates == 3
+    (tmp_path / "greenloop.toml").write_text("[budgets]\ncandidates = 2\n")
+    assert run_cli(tmp_path, []).candidates == 2  # the file's key
+    assert run_cli(tmp_path, ["--candidates", "4"]).candidates == 4  # the flag beats the file
