@@ -24,7 +24,8 @@ content}``), or the sandboxed tools (``run_tests {tests}``, ``bash {command}``:
 ``llm/sandbox_tools.py``), whose results a ``last`` trigger can match. Every condition of a trigger must hold. Rules are tried by
 descending priority (file order among equals); the first match answers, else
 the default. A response may instead be an API error (``error: {status: 429}``)
-and may be limited to fire ``times`` times. Matching is pure: the caller
+and may be limited to fire ``times`` times. With ``--candidates K`` a trigger's ``candidate`` picks one
+of an attempt's K fixer conversations (each counts its own iterations). Matching is pure: the caller
 supplies the ``RequestContext`` (role, candidate, per-role iteration, turn,
 previous role, messages), which the server derives from the request.
 """

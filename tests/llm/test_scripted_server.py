@@ -79,6 +79,23 @@ def test_iteration_counts_conversations_per_role_and_context(scenario):
         assert [r.iteration for r in server.requests] == [1, 2, 1]
 
 
+def test_candidates_are_told_apart_and_count_their_own_iterations():
+    """With --candidates K, each fixer conversation sends its number: a trigger's ``candidate``
+    picks its answer, and each candidate's conversations count apart (without the header: candidate 1)."""
+    scenario = Scenario.model_validate({"name": "candidates", "rules": [
+        {"trigger": {"role": "fixer", "candidate": 2}, "response": {"text": "second"}},
+        {"trigger": {"role": "fixer", "iteration": 2}, "response": {"text": "again"}},
+        {"trigger": {"role": "fixer"}, "response": {"text": "first"}}]})
+    with ScriptedLLMServer(scenario) as server:
+        first = client(server, "fixer")
+        second = anthropic.Anthropic(api_key="scripted", base_url=server.base_url, max_retries=0, default_headers={
+            "x-greenloop-role": "fixer", "x-greenloop-context": "run-1/test-a", "x-greenloop-candidate": "2"})
+        assert ask(first, [{"role": "user", "content": "fix"}]).content[0].text == "first"
+        assert ask(second, [{"role": "user", "content": "fix"}]).content[0].text == "second"
+        assert ask(first, [{"role": "user", "content": "fix"}]).content[0].text == "again"
+        assert [(r.candidate, r.iteration) for r in server.requests] == [(1, 1), (2, 1), (1, 2)]
+
+
 def test_errors_fire_a_limited_number_of_times_then_previous_role_matches(scenario):
     with ScriptedLLMServer(scenario) as server:
         a = client(server, "analyzer")

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from greenloop.domain.llm import LLMSettings
 from greenloop.domain.states import Verdict
 from greenloop.run_settings import BY_NAME
+from greenloop.workflows.fix_one_test import candidate_llm
 from tests.test_run_settings import run_cli
 from tests.workflows.conftest import drive, fix_request
 from tests.workflows.test_scenarios import FIXED_LINE, SCENARIOS, TARGET, child_attempts, workspace_cart
@@ -88,3 +90,11 @@ def test_candidates_setting_has_its_option_and_toml_key(tmp_path):
     (tmp_path / "greenloop.toml").write_text("[budgets]\ncandidates = 2\n")
     assert run_cli(tmp_path, []).candidates == 2  # the file's key
     assert run_cli(tmp_path, ["--candidates", "4"]).candidates == 4  # the flag beats the file
+
+
+def test_the_candidates_share_the_money_left_and_the_test_runs_and_commands():
+    llm = LLMSettings(left_usd=0.9, max_test_runs=5, max_commands=1)
+    shares = [candidate_llm(llm, 3, c) for c in (1, 2, 3)]
+    assert sum(s.left_usd or 0 for s in shares) == pytest.approx(0.9)
+    assert [s.max_test_runs for s in shares] == [2, 2, 1] and [s.max_commands for s in shares] == [1, 0, 0]
+    assert candidate_llm(LLMSettings(), 2, 1).left_usd is None  # no budget: none made up
