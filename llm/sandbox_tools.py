@@ -12,7 +12,8 @@ command, ``runner/execute.py``'s run and parse, with the run's limits); the
 model gets Greenloop's parsed result, each requested test's status and
 message and the end of the output, not raw logs. A command runs with the
 sandbox's isolation (no network whatever the run allows, no secrets in its
-environment) and tighter bounds (``COMMAND_TIMEOUT_S``, ``COMMAND_OUTPUT_BYTES``);
+environment) and tighter bounds (``COMMAND_TIMEOUT_S``, ``COMMAND_OUTPUT_BYTES``),
+on the docker backend as on bwrap (the scratch copy is the container's workspace);
 under the ``local`` backend, which does not isolate, it is refused.
 
 A conversation may run at most ``max_test_runs`` test runs and ``max_commands``

@@ -1,7 +1,8 @@
 """The conversation's sandboxed tools (llm/sandbox_tools.py) on the demo repository,
-in the real bwrap sandbox: tests run on a scratch copy with the pending edits
-(never on the workspace), their bound, the command tool's isolation, its
-refusal under the local backend, and long results trimmed with a note."""
+in the real bwrap sandbox (and on docker: a live engine, which CI must have):
+tests run on a scratch copy with the pending edits (never on the workspace),
+their bound, the command tool's isolation and bounds, its refusal under the
+local backend, and long results trimmed with a note."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from greenloop.llm.sandbox_tools import Counts, Hands
 from greenloop.llm.trim import trim
 from greenloop.runner.execute import run_tests
 from greenloop.runner.plan import plan_tests
+from greenloop.sandbox import docker as docker_backend
 from greenloop.sandbox.models import SandboxSettings
+from tests.sandbox.conftest import IN_CI
 from tests.workflows.conftest import BACKEND, DEMO
 
 TARGET = "tests/test_cart.py::test_discount"
@@ -107,3 +110,42 @@ def test_trim_keeps_the_start_and_the_end_and_says_what_it_cut():
     assert out.startswith("line 1\n") and out.endswith("line 10000") and len(out) < 1_200
     assert "[greenloop cut" in out and "read less" in out and "lines " in out
     assert trim("short", 1_000) == "short"
+
+
+@pytest.fixture
+def on_docker(demo) -> tuple[Path, Hands]:
+    """The demo's hands on the docker backend (a live engine: in CI a missing one fails)."""
+    ok, why = docker_backend.available()
+    if not ok:
+        if IN_CI:
+            pytest.fail(f"CI needs a docker engine: {why}")
+        pytest.skip(why)
+    root, hands = demo
+    return root, hands.model_copy(update={"sandbox": hands.sandbox.model_copy(update={"backend": "docker"})})
+
+
+async def test_the_tools_run_on_the_docker_backend_with_the_same_bounds(on_docker):
+    root, hands = on_docker
+    counts = Counts()
+    out, err = await sandbox_tools.call(hands, "run_tests", {}, root, fixed(root), counts)
+    assert not err and f"{TARGET}: passed" in out, out
+    net = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=5)\""
+    out, err = await sandbox_tools.call(hands, "bash", {"command": net}, root, {}, counts)
+    assert not err and out.startswith("exit code 1") and "unreachable" in out, out
+    out, err = await sandbox_tools.call(
+        hands, "bash", {"command": "grep -c '100 - percent' shop/cart.py; echo here > inside.txt; "
+                                   "echo y > /etc/greenloop-probe; env"}, root, fixed(root), counts)
+    assert "\n1\n" in out and "Read-only file system" in out and "ANTHROPIC_API_KEY" not in out, out
+    assert not (root / "inside.txt").exists() and (root / "shop/cart.py").read_text().count(RIGHT) == 0
+    out, err = await sandbox_tools.call(hands, "bash", {"command": "test -f /.dockerenv && echo in a container"},
+                                        root, {}, counts)
+    assert "in a container" in out, out  # the docker backend ran it, not bwrap
+    tight = hands.model_copy(update={"sandbox": hands.sandbox.model_copy(update={"timeout_s": 3, "memory_mb": 128})})
+    out, err = await sandbox_tools.call(tight, "bash", {"command": "sleep 60"}, root, {}, counts)
+    assert not err and "killed after its time limit (3 s)" in out, out
+    hog = "python3 -c \"x = bytearray(1024 * 1024 * 1024); print(len(x))\""
+    out, err = await sandbox_tools.call(tight, "bash", {"command": hog}, root, {}, counts)
+    assert not err and "out of memory (128 MB)" in out, out
+    assert counts.commands == 5 and counts.test_runs == 1
+    out, err = await sandbox_tools.call(hands, "bash", {"command": "seq 1 100000"}, root, {}, Counts())
+    assert not err and "[greenloop cut" in out and "\n100000" in out and len(out) < 20_000
