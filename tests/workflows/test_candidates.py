@@ -63,6 +63,12 @@ async def test_three_candidates_keep_the_smallest_passing_fix(temporal_env, demo
     assert sorted(fixers) == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (3, 2)]
     assert summary.usage.calls == len(server.requests) == 7 and attempt.usage.calls == 7
 
+    # Each candidate had its share of the test runs (5) and commands (10) the conversation may make.
+    kept = {p.name: json.loads(p.read_text())["hands"]
+            for p in Path(request.run_dir, "conversations").glob("*/attempt-1*.json")}
+    assert {name: (h["max_test_runs"], h["max_commands"]) for name, h in kept.items()} == {
+        "attempt-1.json": (2, 4), "attempt-1-candidate-2.json": (2, 3), "attempt-1-candidate-3.json": (1, 3)}
+
     # The reports list all three.
     report = Path(summary.report_markdown or "").read_text()
     assert "candidate 1: 2 changed line(s), FAIL" in report
