@@ -372,6 +372,7 @@ class FixOneTestWorkflow:
                              attempt=number, failure_run=inp.failure_run, analysis=note,
                              attempts=self._earlier(number), llm=self._llm(), sandbox=inp.request.sandbox)
         if inp.request.candidates > 1:
+            record.test_runs, record.commands = note.test_runs, note.commands  # the candidates' add up
             return await self._candidates(number, record, fix_input)
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
@@ -387,9 +388,10 @@ class FixOneTestWorkflow:
         fixes validated smallest first (changed lines; ties: the first asked), each as a single fix is,
         until one passes: that one is kept. Every candidate is recorded with its size and verdict."""
         inp, k = self._inp, self._inp.request.candidates
-        done = await asyncio.gather(*(
-            fixer_conversation(fix_input.model_copy(update={"candidate": c, "llm": candidate_llm(fix_input.llm, k, c)}),
-                               inp.request, self._count) for c in range(1, k + 1)), return_exceptions=True)
+        inputs = [fix_input.model_copy(update={"candidate": c, "llm": candidate_llm(fix_input.llm, k, c)})
+                  for c in range(1, k + 1)]
+        done = await asyncio.gather(*(fixer_conversation(i, inp.request, self._count) for i in inputs),
+                                    return_exceptions=True)
         proposals: list[FixProposal | None] = []
         for c, outcome in enumerate(done, 1):
             if isinstance(outcome, BaseException):
@@ -401,12 +403,16 @@ class FixOneTestWorkflow:
             record.usage = record.usage + outcome.usage
             record.test_runs, record.commands = record.test_runs + outcome.test_runs, record.commands + outcome.commands
             edits = outcome.edit_set
-            record.candidates.append(CandidateRecord(
-                number=c, size=changed_lines(edits.diff) if edits else 0, files=[e.path for e in edits.edits] if edits
-                else [], verdict=None if edits else Verdict.FAIL, reason="" if edits else outcome.failure_reason or "no edit proposed"))
+            if edits is None:
+                record.candidates.append(CandidateRecord(
+                    number=c, verdict=Verdict.FAIL, reason=outcome.failure_reason or "no edit proposed"))
+            else:
+                record.candidates.append(CandidateRecord(
+                    number=c, size=changed_lines(edits.diff), files=[e.path for e in edits.edits]))
             proposals.append(outcome if edits else None)
         escalate = any(isinstance(p, FixProposal) and p.escalate for p in done)
-        ready = sorted((cand for cand in record.candidates if proposals[cand.number - 1]), key=lambda r: (r.size, r.number))
+        ready = sorted((cand for cand in record.candidates if proposals[cand.number - 1]),
+                       key=lambda r: (r.size, r.number))
         for cand in ready:
             proposal = proposals[cand.number - 1]
             assert proposal is not None
@@ -417,8 +423,8 @@ class FixOneTestWorkflow:
             if verdict is Verdict.PASS:
                 cand.kept = True
                 return verdict, False
-        record.verdict = Verdict.REGRESSION if any(c.verdict is Verdict.REGRESSION for c in record.candidates) \
-            else Verdict.FAIL
+        regressed = any(c.verdict is Verdict.REGRESSION for c in record.candidates)
+        record.verdict = Verdict.REGRESSION if regressed else Verdict.FAIL
         record.reason = f"none of {k} candidates passed: " + "; ".join(c.line() for c in record.candidates)
         if not ready:
             self._history.append(f"attempt {number}: {record.reason}")

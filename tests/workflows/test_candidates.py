@@ -78,6 +78,25 @@ async def test_three_candidates_keep_the_smallest_passing_fix(temporal_env, demo
     assert "candidates" in json.dumps(data) and '"kept": true' in json.dumps(data)
 
 
+async def test_when_no_candidate_passes_the_attempt_fails_with_each_ones_reason(temporal_env, demo_repo, scripted,
+                                                                                tmp_path):
+    scenario = {"name": "none-passes", "rules": [
+        THREE["rules"][0], THREE["rules"][1],  # the analysis; candidate 1's wrong fix
+        {"trigger": {"role": "fixer", "candidate": 2}, "response": {"text": "I see no fix."}},
+        {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Changed discount()."}}]}
+    scripted(scenario)
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], candidates=2, max_attempts=1,
+                          escalation_deadline_s=1)
+    summary, handle = await drive(temporal_env, request)
+    assert summary.fixed == [] and TARGET in summary.skipped
+    (attempt,) = await child_attempts(temporal_env, handle)
+    assert attempt.verdict is Verdict.FAIL and attempt.reason.startswith("none of 2 candidates passed")
+    assert [(c.number, c.verdict, c.kept) for c in attempt.candidates] == [(1, Verdict.FAIL, False),
+                                                                         (2, Verdict.FAIL, False)]
+    assert "the fixer proposed no edit: I see no fix." in attempt.candidates[1].reason
+    assert BUG in workspace_cart(f"{request.run_dir}/workspace")  # nothing of either stays
+
+
 async def test_one_candidate_is_a_single_fixer_conversation(temporal_env, demo_repo, scripted, tmp_path):
     server = scripted(SCENARIOS / "fix-first-attempt.yaml")
     summary, handle = await drive(temporal_env, fix_request(demo_repo, tmp_path, select=[TARGET], candidates=1))
