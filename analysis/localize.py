@@ -8,8 +8,8 @@ the project's own (non-test) code:
 
 - **the traceback**: a function holding a frame of the failure's stack, the
   innermost (nearest the error) first;
-- **the spectrum**, where per-test coverage was recorded (pytest today, see
-  ``runner/impact.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
+- **the spectrum**, where per-test coverage was recorded (pytest per test:
+  ``runner/impact.py``; JavaScript per test file: ``runner/v8_coverage.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
   a function run by ``ef`` of the ``F`` failing tests and ``ep`` passing ones
   (Abreu et al., 2007: among the best-founded single formulas at function
   granularity, with no tuning constant);
