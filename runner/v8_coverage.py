@@ -70,7 +70,7 @@ def clear(workspace: Path) -> None:
 def command(test_command: str) -> str:
     """The suite's own command with V8 coverage on in every node process it starts."""
     return (f'NODE_V8_COVERAGE="$PWD/{FOLDER}" '
-            f'NODE_OPTIONS="--require $PWD/.greenloop/{PRELOAD}${{NODE_OPTIONS:+ $NODE_OPTIONS}}" {test_command}')
+            f'NODE_OPTIONS="--require \\"$PWD/.greenloop/{PRELOAD}\\"${{NODE_OPTIONS:+ $NODE_OPTIONS}}" {test_command}')
 
 
 def collect(workspace: Path) -> list[ProcessCoverage]:

@@ -46,7 +46,7 @@ def ran(s: Spectrum, test: str, file: str, line: int) -> bool:
 
 def test_node_test_each_test_file_is_its_own_process(tmp_path):
     require("node")
-    root = project(tmp_path / "p", {
+    root = project(tmp_path / "a project", {  # a space in the path: NODE_OPTIONS quotes the preload
         "test/total.test.js": "import test from 'node:test';\nimport assert from 'node:assert';\n"
                               "import { total } from '../src/cart.js';\n\n"
                               "test('total', () => { assert.strictEqual(total([100]), 90); });\n",
