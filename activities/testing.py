@@ -19,9 +19,10 @@ from .. import project_config, telemetry
 from ..analysis.localize import Spectrum
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
+from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport
 from ..run_request import ProjectRequest
-from ..runner import impact
+from ..runner import impact, v8_coverage
 from ..runner.execute import run_tests
 from ..runner.plan import SuitePlan
 from ..runner.plan import plan_tests as make_plan
@@ -123,6 +124,21 @@ def _impact_map(ws: Workspace, report: TestReport) -> str | None:
     return str(target)
 
 
+def _v8_spectrum(ws: Workspace, report: TestReport) -> None:
+    """Turn the V8 coverage the run recorded (``runner/v8_coverage.py``) into the run's spectrum:
+    a process that ran one test file ran its functions for each test of that file."""
+    by_file: dict[str, list[str]] = {}
+    for t in report.tests:
+        if t.file:
+            by_file.setdefault(t.file, []).append(t.id)
+    runs = v8_coverage.attributed(v8_coverage.collect(Path(ws.path)), by_file)
+    v8_coverage.clear(Path(ws.path))
+    spectrum = Spectrum.from_functions(SourceIndex(Path(ws.path)), runs)
+    if spectrum.files:
+        spectrum.save(Path(ws.run_dir))
+    log_event(ws.run_dir, "spectrum_recorded", source="v8", processes=len(runs), files=len(spectrum.files))
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -139,11 +155,16 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
         with telemetry.span("greenloop.sandbox.run", label=inp.label, test_id=inp.focus,
                             attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
             mapping = inp.impact and impact.supported(inp.plan.framework)
+            v8 = inp.impact and v8_coverage.supported(inp.plan.framework)
             if mapping:
                 await asyncio.to_thread(impact.prepare, Path(ws.path))
-            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, heartbeat_message,
-                                  wrap=impact.command if mapping else None)
+            if v8:
+                await asyncio.to_thread(v8_coverage.prepare, Path(ws.path))
+            wrap = impact.command if mapping else v8_coverage.command if v8 else None
+            run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, heartbeat_message, wrap=wrap)
             impact_path = await asyncio.to_thread(_impact_map, ws, run.report) if mapping else None
+            if v8:
+                await asyncio.to_thread(_v8_spectrum, ws, run.report)
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
         telemetry.record_suite_run(inp.label, duration_s)
         unreadable = unreadable_reason(report)

@@ -8,8 +8,8 @@ the project's own (non-test) code:
 
 - **the traceback**: a function holding a frame of the failure's stack, the
   innermost (nearest the error) first;
-- **the spectrum**, where per-test coverage was recorded (pytest today, see
-  ``runner/impact.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
+- **the spectrum**, where per-test coverage was recorded (pytest per test:
+  ``runner/impact.py``; JavaScript per test file: ``runner/v8_coverage.py``): the Ochiai coefficient ``ef / sqrt(F * (ef + ep))`` of
   a function run by ``ef`` of the ``F`` failing tests and ``ep`` passing ones
   (Abreu et al., 2007: among the best-founded single formulas at function
   granularity, with no tuning constant);
@@ -89,6 +89,24 @@ class Spectrum(BaseModel):
         except OSError:
             return None
         return _load_spectrum(str(path), stat.st_mtime_ns, stat.st_size)
+
+    @classmethod
+    def from_functions(cls, index: SourceIndex, runs: Iterable[tuple[Iterable[str], dict[str, set[str]]]]) -> Spectrum:
+        """The spectrum of coverage kept as function names (V8's: runner/v8_coverage.py): for each
+        run, its tests ran the body lines of the functions of those names in each file. A name the
+        region indexer does not know (an anonymous function, a file it does not index) adds nothing."""
+        files: dict[str, dict[str, set[int]]] = {}
+        for tests, ran in runs:
+            tests = list(tests)
+            for file, names in ran.items():
+                lines = {n for r in functions(index, file) if r.name in names
+                         for n in range(r.body_start, r.end + 1)}
+                if not lines:
+                    continue
+                into = files.setdefault(file, {})
+                for test in tests:
+                    into.setdefault(test, set()).update(lines)
+        return cls(files={f: {t: sorted(n) for t, n in sorted(by.items())} for f, by in sorted(files.items())})
 
     def tests_running(self, region: Region) -> set[str]:
         """The tests that ran a line of ``region``'s body (its ``def`` line runs at import)."""

@@ -15,7 +15,8 @@ into ``.greenloop/`` and loads through ``PYTEST_ADDOPTS``; each pytest process
 (xdist workers too) writes ``{file: [test ids]}`` as JSON. A suite that
 measures its own coverage (pytest-cov) is left alone: no impact. Other
 frameworks have no per-test coverage that is cheap to get (istanbul/c8 and
-``go test -cover`` measure per process or per package): no impact for them.
+``go test -cover`` measure per process or per package): no impact for them
+(JavaScript's per-test-file V8 coverage feeds fault localization only: ``runner/v8_coverage.py``).
 
 A file that no test ran is "unknown", never "touches nothing": an edit to it
 (a new file, configuration, data, code run only at import) could matter to

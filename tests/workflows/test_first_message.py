@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from greenloop.analysis.localize import Spectrum
 from greenloop.llm.scripted_server import message_text
 from tests.live.conftest import npm_install, require
 from tests.workflows.conftest import drive, fix_request
@@ -125,7 +126,8 @@ async def test_vitest_the_function_two_calls_below_the_test_is_in_the_first_mess
     repo = project(tmp_path / "shop-js", JS)
     npm_install(repo)
     server = scripted(scenario("src/rules.js", JS_BUG, JS_FIXED))
-    summary, _ = await drive(temporal_env, fix_request(repo, tmp_path))
+    request = fix_request(repo, tmp_path)
+    summary, _ = await drive(temporal_env, request)
 
     assert summary.state == "completed" and summary.framework == "vitest"
     assert summary.initial.failed == 2 and summary.final.failed == 0 and sorted(summary.fixed) == JS_FAILING
@@ -133,4 +135,8 @@ async def test_vitest_the_function_two_calls_below_the_test_is_in_the_first_mess
         assert_shows_the_bug(first_messages(server, role), "return price(total * 0.9);", "discount")
     fixer = first_messages(server, "fixer")[JS_FAILING[0]]
     assert "export function discount(total) {" in fixer
+    # The flaky-check run recorded V8 coverage: the failing tests' file ran discount's body.
+    spectrum = Spectrum.load(Path(request.run_dir))
+    assert spectrum is not None
+    assert 6 in spectrum.covered(JS_FAILING[0])["src/rules.js"]
     shutil.rmtree(repo / "node_modules", ignore_errors=True)
