@@ -159,3 +159,48 @@ def test_outside_ci_or_without_the_failing_commit_it_says_so(tmp_path):
     assert missing.returncode == 2 and f"the failing commit {'2' * 40} is not in" in missing.stderr
     for done in (outside, missing):
         assert "Traceback" not in done.stderr
+
+
+def test_the_ci_templates_are_valid_and_call_greenloop_ci_with_its_options():
+    """deploy/github-action/action.yml and deploy/gitlab/greenloop.gitlab-ci.yml parse, and the commands
+    they run are `greenloop ci` with options it has (a renamed option would break every user's CI)."""
+    import re
+
+    import typer
+    import yaml
+
+    from greenloop.cli.main import app
+    from tests.cli.test_run import REPO
+
+    ci = typer.main.get_command(app).commands["ci"]  # type: ignore[attr-defined]
+    known = {opt for p in ci.params for opt in (*p.opts, *p.secondary_opts)}
+
+    def called(script: str) -> set[str]:
+        lines = [line for line in script.replace("\n      ", " ").splitlines() if "greenloop ci" in line]
+        assert lines, script
+        return {opt for line in lines for opt in re.findall(r"(?<![\w-])--[a-z][\w-]*", line.split("greenloop ci", 1)[1])}
+
+    action = yaml.safe_load((REPO / "deploy" / "github-action" / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert {"anthropic-api-key", "model", "budget-usd", "args"} <= set(action["inputs"])
+    steps = action["runs"]["steps"]
+    assert steps[0]["uses"].startswith("actions/setup-python@")
+    run = next(s for s in steps if "greenloop ci" in s.get("run", ""))
+    assert run["env"]["ANTHROPIC_API_KEY"] == "${{ inputs.anthropic-api-key }}"
+    used = called(run["run"]) | set(re.findall(r"opts\+=\((--[\w-]+)", run["run"]))
+    assert used and used <= known, used - known
+    # The example workflow in its comments: a workflow_run on failure that may push and open pull requests.
+    example = yaml.safe_load("\n".join(line.removeprefix("#").removeprefix(" ") for line in
+                                       (REPO / "deploy" / "github-action" / "action.yml").read_text().splitlines()
+                                       if line.startswith("#  ") or line == "#"))
+    trigger = example.get("on", example.get(True))  # YAML 1.1 reads a bare `on` as true; GitHub as "on"
+    assert trigger["workflow_run"]["types"] == ["completed"]
+    assert example["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert example["jobs"]["fix"]["if"] == "github.event.workflow_run.conclusion == 'failure'"
+
+    gitlab = yaml.safe_load((REPO / "deploy" / "gitlab" / "greenloop.gitlab-ci.yml").read_text())
+    job = gitlab["greenloop"]
+    assert job["rules"][-1] == {"when": "on_failure"} and "when" not in job  # GitLab refuses `when` beside `rules`
+    assert job["rules"][0]["when"] == "never" and "greenloop" in job["rules"][0]["if"]
+    used = called("\n".join(job["script"]))
+    assert used and used <= known, used - known
