@@ -70,6 +70,8 @@ class CheckResult(BaseModel):
     ok: bool
     # A candidate's test that fails (alone, or in the full suite) -> why: its own fix does not work.
     still_failing: dict[str, str] = Field(default_factory=dict)
+    # Of those, each that failed alone: that run (the message and traceback the next attempt analyses).
+    failures: dict[str, SingleRun] = Field(default_factory=dict)
     regressions: list[str] = Field(default_factory=list)  # passed on the accepted state, fail here (the first 20)
     regression_count: int = 0
     broken: str | None = None  # the content breaks the build, or the suite cannot be read
@@ -187,6 +189,7 @@ async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: Ch
         result.single_runs += 1
         if not alone.passed:
             result.still_failing[test_id] = alone.failure_reason()
+            result.failures[test_id] = alone
     suspects = [] if together is None else [i for i in impacted if not together[i]]
     return await _broken_by_the_fixes(inp, ws, suspects, result) if suspects and not result.still_failing else []
 

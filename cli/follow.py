@@ -12,7 +12,9 @@ what it leaves behind when it stops.
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -22,6 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..server.client import private_prefix, queue_pollers
 from .exit_codes import ExitCode
 from .output import err_console
 
@@ -126,6 +129,32 @@ def interrupted(run_id: str, paused: bool, address: str | None, namespace: str |
             f"  its state:  greenloop status {escape(rid + opts)}")
 
 
+def gone(identity: str) -> bool:
+    """Whether a worker's identity (the SDK's default, ``pid@host``) is a process of this machine
+    that no longer runs: an interrupted command whose polls the server still lists for minutes."""
+    pid, _, host = identity.partition("@")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # another machine's, or named otherwise: taken as alive
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+async def served_by_a_live_worker(client: Client, queue: str) -> bool:
+    """Whether a worker serves ``queue``: one polled it lately, and, for a run's private queue (its only
+    worker was the command that started it), that command still runs."""
+    if not queue.startswith(private_prefix()):
+        return await polled(client, queue)
+    try:
+        return any(not gone(identity) for identity in await queue_pollers(client, queue))
+    except RPCError:
+        return False
+
+
 async def paused_runs(client: Client, repo: str) -> list[str]:
     """Runs of ``repo`` that are in progress but that no worker serves (their command was
     interrupted): the next run of the repository names them."""
@@ -134,7 +163,7 @@ async def paused_runs(client: Client, repo: str) -> list[str]:
     paused = []
     try:
         async for w in client.list_workflows(query, limit=20):
-            if not await polled(client, w.task_queue):
+            if not await served_by_a_live_worker(client, w.task_queue):
                 paused.append(w.id)
     except RPCError:
         return paused  # not known: nothing said
@@ -142,12 +171,16 @@ async def paused_runs(client: Client, repo: str) -> list[str]:
 
 
 def name_paused(run_ids: list[str], address: str | None, namespace: str | None) -> None:
+    """Name the runs of the repository an interrupted command left paused (``paused_runs``), with the
+    commands that finish or drop each. They are named, not resumed: the new run is what was asked for
+    (its options, its scenario), and the old one, resumed unasked, would run beside it."""
     opts = target_options(address, namespace)
     for run_id in run_ids:
-        rid = shlex.quote(run_id)
-        err_console.print(f"[yellow]note:[/] run {escape(run_id)} of this repository was interrupted and is paused: "
-                          f"`greenloop resume {escape(rid + opts)}` finishes it, "
-                          f"`greenloop status {escape(rid + opts)}` shows where it stopped")
+        rid = escape(shlex.quote(run_id) + opts)
+        err_console.print(f"[yellow]note:[/] run {escape(run_id)} of this repository was interrupted and is paused "
+                          f"(nothing serves it). To finish it: `greenloop resume {rid}`. To drop it: "
+                          f"`greenloop resume {rid}`, then in another terminal `greenloop abort {rid}`. "
+                          f"Where it stopped: `greenloop status {rid}`")
 
 
 async def served(client: Client, handle: WorkflowHandle) -> bool:

@@ -9,7 +9,7 @@ import typer
 from .. import telemetry
 from ..domain.errors import GreenloopError
 from ..settings import settings
-from . import analyze, bench, corpus, parse, project, recent, runs, schedule, schema, server, test
+from . import analyze, bench, ci, corpus, parse, project, recent, runs, schedule, schema, server, test
 from .output import say_error
 
 app = typer.Typer(
@@ -40,6 +40,7 @@ app.command("runs")(recent.runs_command)
 app.command("answer")(runs.answer_command)
 app.command("rollback")(runs.rollback_command)
 app.command("abort")(runs.abort_command)
+app.command("ci")(ci.ci_command)
 app.command("server")(server.server_command)
 app.command("worker")(server.worker_command)
 app.add_typer(schedule.app, name="schedule")

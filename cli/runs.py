@@ -137,7 +137,7 @@ async def _client(address: str | None, namespace: str | None) -> tuple[Client, b
     return client, True
 
 
-def _ended(summary: RunSummary, as_json: bool) -> int:
+def ended(summary: RunSummary, as_json: bool) -> int:
     """Say how a followed run ended (its summary as JSON, or the summary's lines); its exit code."""
     if as_json:
         print(summary.model_dump_json(indent=2))
@@ -264,20 +264,12 @@ async def _show(client: Client, handle: WorkflowHandle[Any, RunSummary], server:
     return summary
 
 
-@with_run_options
-def run_command(
-    ctx: typer.Context,
-    repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
-    scripted: Annotated[Path | None, typer.Option(help="Scripted LLM scenario (YAML) instead of Claude.")] = None,
-    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the run to its end.")] = True,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
-    as_json: JsonOpt = False,
-    options: dict | None = None,
-) -> None:
-    """Start a fix run: prints the run id and the Web UI link, then follows it."""
+def run_request(repo: str, given: set[str], options: dict[str, Any], scripted: Path | None,
+                wait: bool = True) -> FixRequest:
+    """The request of a run about to start (``greenloop run``, ``greenloop ci``), every check that
+    can be made before it starts made: a bad one is said and exits (typer.Exit)."""
     try:
-        request = build_request(repo, given_options(ctx), **(options or {}))
+        request = build_request(repo, given, **options)
         local = "://" not in repo and "@" not in repo
         if local and not any(p.name != ".git" for p in Path(request.repo).iterdir()):
             raise GreenloopError(f"repository {repo} is empty: there is no project or test to run",
@@ -299,6 +291,22 @@ def run_command(
                    if "API" in exc.message else exc.context.get("suggestion")) from None
     if scripted is not None:  # the scripted model has no request limit
         request = request.model_copy(update={"llm": request.llm.model_copy(update={"requests_per_minute": None})})
+    return request
+
+
+@with_run_options
+def run_command(
+    ctx: typer.Context,
+    repo: Annotated[str, typer.Argument(help="Local path or git URL of the repository.")] = ".",
+    scripted: Annotated[Path | None, typer.Option(help="Scripted LLM scenario (YAML) instead of Claude.")] = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the run to its end.")] = True,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+    as_json: JsonOpt = False,
+    options: dict | None = None,
+) -> None:
+    """Start a fix run: prints the run id and the Web UI link, then follows it."""
+    request = run_request(repo, given_options(ctx), options or {}, scripted, wait)
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 
@@ -337,6 +345,14 @@ def run_link(run_id: str, namespace: str, embedded: bool) -> str | None:
 
 async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: str | None,
                namespace: str | None, as_json: bool) -> int:
+    summary = await start_run(request, scripted, wait, address, namespace, as_json)
+    return 0 if summary is None else ended(summary, as_json)
+
+
+async def start_run(request: FixRequest, scripted: Path | None, wait: bool, address: str | None,
+                    namespace: str | None, as_json: bool) -> RunSummary | None:
+    """Start a run (its worker in this process when the server is the embedded one or the LLM
+    the scripted one) and, with ``wait``, follow it to its end: its summary (None: not waited for)."""
     from ..worker import build_worker
 
     if scripted is not None or not (address or configured_address()):
@@ -369,14 +385,13 @@ async def _run(request: FixRequest, scripted: Path | None, wait: bool, address: 
         link = run_link(run_id, client.namespace, embedded)
         if as_json and not wait:
             print(json.dumps({"run_id": run_id, "ui": link}))
-            return 0
+            return None
         if not as_json:
             console.print(f"run [bold]{run_id}[/]\nWeb UI: " + (link or "set GREENLOOP_UI_URL to your cluster's "
                                                                   "Web UI (e.g. http://temporal-ui:8080) for a link"))
         if not wait:
-            return 0
-        summary = await _follow(client, run_id, as_json, own_worker=in_process, address=address, namespace=namespace)
-        return _ended(summary, as_json)
+            return None
+        return await _follow(client, run_id, as_json, own_worker=in_process, address=address, namespace=namespace)
 
 
 # --- steering -------------------------------------------------------------------------
@@ -479,7 +494,7 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
         except RPCError as exc:
             raise no_such_run(run_id, exc) from None
         summary = await _follow(client, run_id, as_json, address=address, namespace=namespace)
-        return _ended(summary, as_json)
+        return ended(summary, as_json)
 
     finish(go())
 
@@ -527,7 +542,7 @@ def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
                                                                   if scripted else ""))
             summary = await _follow(client, run_id, as_json, own_worker=running, address=address,
                                     namespace=namespace)
-        return _ended(summary, as_json)
+        return ended(summary, as_json)
 
     finish(go())
 

@@ -486,6 +486,8 @@ class FixOneTestWorkflow:
             self._history.append(f"attempt {number} {remade.reason}")
             return Verdict.FAIL, False
         record.verdict, record.reason = verdict.verdict, verdict.reason
+        if verdict.failure is not None:
+            self._latest_failure = verdict.failure  # the next attempt analyses this failure
         where = f" in batch {verdict.batch}" if verdict.batch is not None else ""
         self._history.append(f"attempt {number}: {verdict.verdict.value}{where}"
                              + (f" ({verdict.reason})" if verdict.reason else ""))

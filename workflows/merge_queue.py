@@ -253,7 +253,7 @@ class QueueDriver(Driver):
         progress = self.run.progress
         first = await self._check(n, batch, cache, singles=True)
         verdicts = [QueueVerdict(test_id=c.test_id, attempt=c.attempt, verdict=Verdict.FAIL, batch=n,
-                                 reason=first.still_failing[c.test_id])
+                                 reason=first.still_failing[c.test_id], failure=first.failures.get(c.test_id))
                     for c in batch if c.test_id in first.still_failing]
         rest = [c for c in batch if c.test_id not in first.still_failing]
         accepted: list[Candidate]
@@ -278,7 +278,8 @@ class QueueDriver(Driver):
                 verdicts.append(QueueVerdict(
                     test_id=c.test_id, attempt=c.attempt, batch=n,
                     verdict=Verdict.FAIL if fail else Verdict.REGRESSION,
-                    reason=check.still_failing[c.test_id] if fail else check.why()))
+                    reason=check.still_failing[c.test_id] if fail else check.why(),
+                    failure=check.failures.get(c.test_id) if fail else None))
         checked = [f.result() for f in cache.values() if f.done() and not f.exception()]
         for flaky in sorted({t for r in checked for t in r.flaky} - set(progress.summary.flaky)):
             progress.summary.flaky.append(flaky)

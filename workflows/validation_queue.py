@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from ..domain.candidates import Candidate
 from ..domain.states import Verdict
+from ..runner.runs import SingleRun
 
 # The run's signal a child sends its candidate with (by name: the run's module imports the child's).
 CANDIDATE_SIGNAL = "candidate"
@@ -43,6 +44,9 @@ class QueueVerdict(BaseModel):
     # Its rebase onto files an accepted fix changed meanwhile conflicts (``reason`` shows the
     # conflict): the attempt is made again on the current files (it does not count as a failed attempt).
     stale: bool = False
+    # A FAIL because the test still fails alone: that run, so the next attempt analyses this failure
+    # (not the suite run's first one), as it does when each attempt validates itself.
+    failure: SingleRun | None = None
 
 
 def content_key(candidates: list[Candidate]) -> tuple[str, ...]:

@@ -10,6 +10,8 @@
   and follows it to green.
 - Ctrl-C on ``greenloop watch``: the run goes on on its worker; the command says
   how to re-attach.
+- The next ``greenloop run --scripted`` of the same repository (an interrupted ``make demo``
+  run again) names the paused run first, with the commands that finish or drop it.
 """
 
 from __future__ import annotations
@@ -180,3 +182,31 @@ async def test_ctrl_c_on_watch_leaves_the_run_going(temporal_env, tmp_path):
         run.stop()
         if watch is not None:
             watch.stop()
+
+
+async def test_the_next_scripted_run_names_an_interrupted_one(temporal_env, tmp_path):
+    address = temporal_env.client.service_client.config.target_host
+    scenario = slow_scenario(tmp_path, 2.0)
+    first = Command(tmp_path, "first", "run", str(DEMO), "--scripted", str(scenario), "--address", address)
+    second = None
+    try:
+        paused = first.wait_for(RUN_LINE.pattern).group(1)
+        first.wait_for(r"^  tests/\S+: FIXING$")
+        assert first.interrupt() == 130
+        second = Command(tmp_path, "second", "run", str(DEMO), "--scripted", str(scenario), "--address", address)
+        started = second.wait_for(RUN_LINE.pattern).group(1)
+        # Said before the new run started (its first lines), the paused one only: never the new one.
+        said = " ".join(second.stderr.split())
+        rid = f"{paused} --address {address}"
+        assert f"run {paused} of this repository was interrupted and is paused" in said, said
+        assert f"To finish it: `greenloop resume {rid}`" in said
+        assert f"`greenloop resume {rid}`, then in another terminal `greenloop abort {rid}`" in said
+        assert started != paused and f"run {started} of this repository" not in said
+        assert second.interrupt() == 130
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+        for w in [w async for w in temporal_env.client.list_workflows(
+                f"WorkflowType = 'FixSuiteWorkflow' AND ExecutionStatus = 'Running' AND GreenloopRepo = '{DEMO}'")]:
+            await temporal_env.client.get_workflow_handle(w.id).terminate("test over")

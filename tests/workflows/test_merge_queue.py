@@ -171,6 +171,30 @@ async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regre
     assert_only_validated_in(run_dir / "workspace", run_dir, 4, failing)
 
 
+async def test_each_attempt_analyses_the_failure_its_previous_attempt_left(temporal_env, scripted, tmp_path):
+    """Queue mode: attempt 1's fix makes the test fail differently (7 == 1 instead of 0 == 1);
+    attempt 2's analysis is of that failure, as when each attempt validates itself."""
+    failing = make_project(tmp_path / "p", 2)
+    wrong = {"name": "replace_in_file", "input": {"path": "calc/m00.py", "old_text": "return 0  # bug",
+                                                  "new_text": "return 7"}}
+    sc = scenario(2)
+    sc["rules"].append({"priority": 10, "trigger": {"role": "fixer", "turn": 1, "context": "::test_value_00$",
+                                                    "iteration": 1}, "response": {"tool_calls": [wrong]}})
+    server = scripted(sc)
+    summary, run_dir = await queue_run(temporal_env, tmp_path, concurrency=2)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    assert verdicts(results(run_dir)[tid(0)]) == ["FAIL", "PASS"]
+
+    def failure_shown(iteration: int) -> str:
+        """The failure block the analyzer was shown (its message before the pattern analysis)."""
+        asked = next(r for r in server.requests if r.role == "analyzer" and r.context.endswith(tid(0))
+                     and r.iteration == iteration and r.turn == 1)
+        return json.dumps(asked.body["messages"][0]).split("pattern analysis")[0]
+
+    assert "assert 0 == 1" in failure_shown(1) and "assert 7" not in failure_shown(1)
+    assert "assert 7 == 1" in failure_shown(2) and "assert 0 == 1" not in failure_shown(2)
+
+
 async def test_test_impact_names_the_regressing_fix_without_a_suite_run_or_bisection(
         temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)
