@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 import uuid
 
 from greenloop.git_command import git
@@ -13,15 +14,16 @@ from greenloop.llm.scenario import Scenario
 from greenloop.reports.record import RunSummary
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from tests.conftest import REPO
 from tests.workflows.conftest import DEMO, fix_request
 
 SCENARIO = DEMO.parent / "scenarios" / "demo-python.yaml"
 TARGET = "tests/test_money.py::test_format_whole_euros"
 
 
-async def run_with_a_commit(env, repo, scripted, tmp_path, path: str, text: str) -> tuple[RunSummary, str, str]:
+async def run_with_a_commit(env, repo, scripted, tmp_path, path: str, text: str) -> tuple[RunSummary, str, str, str]:
     """Run on ``repo`` (a git repository), committing ``text`` to ``path`` in it while the model
-    is thinking; the summary, the commit the run started from and the new head."""
+    is thinking; the summary, the commit the run started from, the new head and the run's id."""
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the user's start")
@@ -49,12 +51,12 @@ async def run_with_a_commit(env, repo, scripted, tmp_path, path: str, text: str)
     assert summary.fixed == [TARGET]
     assert summary.base_commit == origin
     assert (repo / "notes.txt").read_text() == "the user's uncommitted work\n"  # never touched
-    return summary, origin, head
+    return summary, origin, head, handle.id
 
 
 async def test_a_commit_during_a_run_is_rebased_onto(temporal_env, demo_repo, scripted, tmp_path):
-    summary, origin, head = await run_with_a_commit(temporal_env, demo_repo, scripted, tmp_path,
-                                                    "tests/test_cart.py", "# the user's own change\n")
+    summary, origin, head, run_id = await run_with_a_commit(temporal_env, demo_repo, scripted, tmp_path,
+                                                            "tests/test_cart.py", "# the user's own change\n")
     assert summary.moved_to == head and summary.rebased_onto == head and summary.head_conflicts == []
     said = f"the branch moved from {origin[:10]} to {head[:10]} during the run"
     assert f"{said}: the fixes were rebased onto {head[:10]}" in summary.notes
@@ -64,11 +66,19 @@ async def test_a_commit_during_a_run_is_rebased_onto(temporal_env, demo_repo, sc
     assert git(demo_repo, "rev-parse", f"{summary.branch}^") == head
     report = open(summary.report_markdown).read()
     assert f"- base commit: `{origin}`, rebased onto `{head}`" in report and said in report
+    # The CLI names them at the end of the run (`greenloop watch` of the ended run, as users see it).
+    address = temporal_env.client.service_client.config.target_host
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "greenloop.cli.main", "watch", run_id,
+                                                "--address", address, cwd=REPO, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    assert f"base commit: {origin}" in out.decode() and f"rebased onto: {head}" in out.decode(), err.decode()
+    assert said in out.decode()
 
 
 async def test_a_conflicting_commit_is_named_and_the_fixes_stay_on_the_base(temporal_env, demo_repo, scripted,
                                                                              tmp_path):
-    summary, origin, head = await run_with_a_commit(
+    summary, origin, head, _ = await run_with_a_commit(
         temporal_env, demo_repo, scripted, tmp_path, "shop/money.py",
         'def format_cents(cents):\n    return f"{cents / 100:.2f} EUR"  # the user\'s own fix\n')
     assert summary.moved_to == head and summary.rebased_onto is None
