@@ -35,6 +35,7 @@ from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
 from ..workspace.changes import edits_for
 from ..workspace.events import log_event
+from ..workspace.moved_head import follow_head, source_commit
 from ..workspace.publish import open_pull_request, push_branch
 from .environment import SetupInput, build_environment
 from .errors import typed_errors
@@ -213,8 +214,18 @@ async def finalize_run(inp: FinalizeInput) -> RunSummary:
     message = f"greenloop: fix {len(fixed)} failing test(s)\n\n" + "\n".join(f"- {t}" for t in fixed)
     if fixed:
         await asyncio.to_thread(prep.commit_fixes, path, message)
-    if ws.base_commit:
-        patch = await asyncio.to_thread(prep.export_patch, path, ws.base_commit, run_dir / "greenloop.patch")
+    base = ws.base_commit
+    if base:
+        summary.base_commit = await asyncio.to_thread(source_commit, path, base)
+        move = await asyncio.to_thread(follow_head, path, ws.repo, ws.ref, base)
+        if move is not None:
+            summary.moved_to, summary.head_conflicts = move.head, move.conflicts
+            summary.rebased_onto = move.head if move.rebased else None
+            base = move.head if move.rebased else base
+            summary.notes.append(move.sentence())
+            log_event(run_dir, "head_moved", base=move.base, head=move.head, rebased=move.rebased,
+                      conflicts=move.conflicts)
+        patch = await asyncio.to_thread(prep.export_patch, path, base, run_dir / "greenloop.patch")
         summary.patch = str(run_dir / "greenloop.patch") if patch else None
     if ws.branch:
         summary.branch = ws.branch

@@ -16,6 +16,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -106,6 +107,7 @@ class Board:
         self.ended: dict[str, datetime] = {}
         self.spent = 0.0
         self.budget: float | None = None
+        self.slow_calls: dict[str, str] = {}  # test -> "waiting for the model for 45s (...)"
         self._live: Live | None = None
 
     def __enter__(self) -> Board:
@@ -146,6 +148,16 @@ class Board:
             self.console.print("    answer with:")
             self.console.print(self.answer_hint(view.test_id))
 
+    def set_slow_call(self, test_id: str, waiting: str) -> None:
+        """A model call of ``test_id`` taking long ("" when none): a line under the table, or a plain
+        line when it starts being slow."""
+        if not waiting:
+            self.slow_calls.pop(test_id, None)
+            return
+        if test_id not in self.slow_calls and not self.live and not self.quiet:
+            self.console.print(f"[dim]  {escape(waiting)}[/]")
+        self.slow_calls[test_id] = waiting
+
     def refresh(self) -> None:
         if self._live is not None:
             self._live.update(self.render(), refresh=True)
@@ -174,6 +186,7 @@ class Board:
         lines: list[RenderableType] = [Text(title, style="italic"), table]
         if self.doing:
             lines.append(Text(f"now: {self.doing}", style="cyan"))
+        lines += [Text(w, style="cyan") for w in self.slow_calls.values()]
         lines.append(Text(f"LLM spend: ${self.spent:.4f}{budget}"))
         for v in waiting:
             lines.append(Text(f"{v.test_id} waits for a person; answer with:", style="yellow"))
@@ -193,12 +206,24 @@ async def run_request(client: Client, handle: WorkflowHandle) -> FixRequest | No
     return None
 
 
+# A model call running this long is named under the table (a slow model, a long answer).
+SLOW_CALL_S = 20.0
+
+
+def running_for(act: PendingActivityInfo) -> float | None:
+    """How long a pending activity has been running (its current try), when it has started."""
+    if not act.HasField("last_started_time"):
+        return None
+    return max(datetime.now(timezone.utc).timestamp() - act.last_started_time.ToSeconds(), 0.0)
+
+
 class Tracker:
     """Fills a ``Board`` from the run's queries and its children's, on each look."""
 
     def __init__(self, client: Client, handle: WorkflowHandle, board: Board,
-                 query_timeout: timedelta | None = None) -> None:
+                 query_timeout: timedelta | None = None, slow_call_s: float = SLOW_CALL_S) -> None:
         self.client, self.handle, self.board, self.timeout = client, handle, board, query_timeout
+        self.slow_call_s = slow_call_s
         self._request_read = False
 
     async def look(self) -> None:
@@ -244,10 +269,8 @@ class Tracker:
                     said = str((await self.client.data_converter.decode(act.heartbeat_details.payloads))[0])
                 except (ValueError, TypeError):
                     said = ""
-            took = ""
-            if act.HasField("last_started_time"):
-                seconds = datetime.now(timezone.utc).timestamp() - act.last_started_time.ToSeconds()
-                took = f" for {elapsed(max(seconds, 0))}"
+            seconds = running_for(act)
+            took = "" if seconds is None else f" for {elapsed(seconds)}"
             return f"{act.activity_type.name}{took}" + (f": {said}" if said else "")
         return ""
 
@@ -259,6 +282,14 @@ class Tracker:
         self.board.started[view.test_id] = desc.start_time
         if desc.close_time is not None:
             self.board.ended[view.test_id] = desc.close_time
+        waiting = ""
+        for act in desc.raw_description.pending_activities:
+            seconds = running_for(act)
+            role, _, kind = act.activity_type.name.rpartition("_")
+            if kind == "turn" and seconds is not None and seconds >= self.slow_call_s:
+                waiting = (f"waiting for the model for {elapsed(seconds)} ({view.test_id}, {role}"
+                           + (f", attempt {view.attempt}" if view.attempt else "") + ")")
+        self.board.set_slow_call(view.test_id, waiting)
 
     async def finished(self, summary: RunSummary) -> None:
         """The run ended: every test's last state (no longer answerable), its times (also for a
@@ -268,6 +299,7 @@ class Tracker:
                 await self._times(v)
             self.board.set_test(v, answerable=False)
         self.board.spent = summary.usage.cost_usd
+        self.board.slow_calls.clear()
         self.board.set_doing("")
         self.board.set_phase("finished")
         self.board.refresh()

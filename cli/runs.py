@@ -159,7 +159,9 @@ def _print_summary(summary: RunSummary) -> None:
     if next_step := OUTPUT_CUT_STEP if summary.output_cut else NEXT_STEPS.get(summary.state):
         console.print(f"  next: {next_step}")
     for label, value in (("report", summary.report_html), ("markdown", summary.report_markdown),
-                         ("junit", summary.junit_after), ("patch", summary.patch), ("branch", summary.branch),
+                         ("junit", summary.junit_after), ("patch", summary.patch),
+                         ("base commit", summary.base_commit), ("rebased onto", summary.rebased_onto),
+                         ("branch", summary.branch),
                          ("pushed", summary.pushed), ("pr", summary.pr_url or summary.pr_markdown)):
         if value:
             console.print(f"  {label}: {escape(value)}")

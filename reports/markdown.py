@@ -42,6 +42,9 @@ def render_markdown(summary: RunSummary, results: list[FixOneTestResult]) -> str
     ]
     if summary.aborted:
         lines.append("- aborted: " + ", ".join(f"`{t}`" for t in summary.aborted))
+    if summary.base_commit:
+        lines.append(f"- base commit: `{summary.base_commit}`" + (f", rebased onto `{summary.rebased_onto}`"
+                                                                  if summary.rebased_onto else ""))
     if summary.branch:
         lines.append(f"- branch: `{summary.branch}`")
     if summary.patch:

@@ -82,6 +82,12 @@ class RunSummary(BaseModel):
     junit_after: str | None = None
     patch: str | None = None
     branch: str | None = None
+    base_commit: str | None = None  # the user's commit the run started from (the fixes apply to it)
+    # The user's branch head at the end when it moved during the run, and whether the fixes were
+    # rebased onto it (``head_conflicts``: the files whose replay conflicted; the fixes stay on the base).
+    moved_to: str | None = None
+    rebased_onto: str | None = None
+    head_conflicts: list[str] = Field(default_factory=list)
     pushed: str | None = None  # where the branch was pushed (--push REMOTE)
     pr_markdown: str | None = None  # pr.md: the pull request's title and body (--pr)
     pr_url: str | None = None  # the pull request, when `gh pr create` opened it

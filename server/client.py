@@ -6,7 +6,9 @@ TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS settings, config profiles)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
+from temporalio import workflow
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
@@ -18,16 +20,50 @@ from temporalio.runtime import Runtime
 from ..domain.errors import ErrorKind, GreenloopError, Refused
 from ..settings import settings
 
+# A failure's message, stack trace and details past this many characters (bytes for details) are kept
+# in a file and trimmed in the failure: Temporal refuses a failure past its size limit and keeps only
+# "Failure exceeds size limit" (a long model answer, a long test output in a message would be lost).
+FAILURE_TEXT_LIMIT = 16_000
+
 
 class FailureConverter(DefaultFailureConverter):
     """Temporal's, except that a request a run refuses (``Refused``: an Update's bad input) travels
-    without the worker's stack trace: the Web UI and the CLI show its message, which says what to type."""
+    without the worker's stack trace: the Web UI and the CLI show its message, which says what to type;
+    and a long failure is kept by reference (``keep_long_failure``)."""
 
     def to_failure(self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure) -> None:
         super().to_failure(exception, payload_converter, failure)
         # By its type's name: a workflow's sandbox has its own copy of the class.
         if failure.application_failure_info.type == Refused.__name__:
             failure.stack_trace = ""
+        keep_long_failure(failure)
+
+
+def keep_long_failure(failure: Failure, limit: int = FAILURE_TEXT_LIMIT) -> None:
+    """Trim a too long message, stack trace or details of ``failure`` (its causes are converted each on
+    their own), keeping its whole text in a file under $GREENLOOP_HOME/failures that the message names."""
+    details = failure.application_failure_info.details if failure.HasField("application_failure_info") else None
+    size = sum(p.ByteSize() for p in details.payloads) if details is not None else 0
+    if len(failure.message) <= limit and len(failure.stack_trace) <= limit and size <= limit:
+        return
+    text = (f"message: {failure.message}\n\nstack trace:\n{failure.stack_trace}\n\ndetails:\n"
+            + (b"\n".join(p.data for p in details.payloads).decode(errors="replace") if details else ""))
+    kept = " (trimmed: a workflow keeps no files)"
+    if not workflow.in_workflow():  # a workflow's code does no I/O: its own failures are only trimmed
+        folder = settings().home / "failures"
+        path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            kept = f" (trimmed: the whole failure is in {path})"
+        except (OSError, GreenloopError) as exc:
+            kept = f" (trimmed: the whole failure could not be kept: {exc})"
+    if len(failure.message) > limit:
+        failure.message = failure.message[:limit] + " [...]"
+    failure.message += kept
+    failure.stack_trace = failure.stack_trace[-limit:]
+    if details is not None and size > limit:
+        failure.application_failure_info.ClearField("details")
 
 
 DATA_CONVERTER = dataclasses.replace(pydantic_data_converter, failure_converter_class=FailureConverter)
