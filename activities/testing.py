@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -87,7 +88,18 @@ def could_not_run(plan: SuitePlan, exc: GreenloopError) -> TestReport:
 
 
 def load_report(path: str) -> TestReport:
-    return TestReport.model_validate_json(require_file(path, "the suite report").read_text())
+    """The suite report at ``path`` (its list of tests the caller's own; the tests are shared:
+    read them, copy to change). A report is written once and read by every child of the
+    run (its analysis, its fixer, the batch checks): it is parsed once per worker while
+    its file stays the same."""
+    stat = require_file(path, "the suite report").stat()
+    parsed = _parsed_report(path, stat.st_mtime_ns, stat.st_size)
+    return parsed.model_copy(update={"tests": list(parsed.tests)})
+
+
+@lru_cache(maxsize=8)
+def _parsed_report(path: str, mtime_ns: int, size: int) -> TestReport:
+    return TestReport.model_validate_json(Path(path).read_text())
 
 
 def load_statuses(path: str) -> dict[str, Status]:

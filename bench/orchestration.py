@@ -22,13 +22,25 @@ From the workflow histories (parent runs and every child) it reports:
   * history events and bytes per test, and whether continue-as-new kicked in.
 
 Usage: python bench/orchestration.py [--tests N] [--fix K] [--sandbox bwrap|local|docker|auto] [--fast] [--keep]
+                                    [--suite light|heavy] [--delay-s S] [--module-kb K] [--concurrency C]
 
   --fix K   drive only K of the N failing tests (evenly spread, through
             FixRequest.select): the per-test cost at suite size N without
             waiting for all N (every validation still runs the N-test suite);
   --fast    a lean suite command through FixRequest.test_command (no pytest
             plugin autoload, one-line tracebacks); the single-test command
-            and every validation step are the product's, unchanged.
+            and every validation step are the product's, unchanged;
+  --suite heavy  every pytest session of the project pays a fixed setup
+            (``HEAVY_SETUP_S``, a session fixture: a database, a build...),
+            so one suite run costs seconds, not a second;
+  --delay-s S  the scripted model answers every call S seconds late (a real
+            model's latency); the bench prints the model-bound ideal, model
+            calls × S ÷ concurrency, and the run's wall time against it;
+  --module-kb K  each generated module padded to about K kB (the payload
+            figures at large files: the largest payload in the histories and
+            the state each continue-as-new carries);
+  --concurrency C  FixRequest.concurrency (default: the product's default,
+            derived from the model's request limit).
 """
 
 from __future__ import annotations
@@ -100,14 +112,28 @@ def name(i: int) -> str:
 FAST_COMMAND = with_reports("pytest", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q --tb=line -p no:cacheprovider")
 
 
-def make_project(root: Path, n: int) -> list[str]:
+HEAVY_SETUP_S = 3.0  # --suite heavy: what every pytest session of the project pays before its tests
+
+
+def filler(kb: int) -> str:
+    """About ``kb`` kB of harmless module text (the file a fix lands in, at size)."""
+    line = "def helper_{0}():\n    return {0}  # filler line of a large module\n\n\n"
+    return "".join(line.format(i) for i in range(kb * 1024 // len(line.format(0)))) if kb else ""
+
+
+def make_project(root: Path, n: int, heavy: bool = False, module_kb: int = 0) -> list[str]:
     """A Python project with ``n`` failing tests, one buggy module each; the failing ids."""
     (root / "calc").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "calc" / "__init__.py").write_text("")
+    pad = filler(module_kb)
     for i in range(n):
         (root / "calc" / f"v{name(i)}.py").write_text(
-            f'"""Value {i}."""\n\n\ndef value():\n    return {i} + 1  # bug: off by one\n')
+            f'"""Value {i}."""\n\n\n{pad}def value():\n    return {i} + 1  # bug: off by one\n')
+    if heavy:
+        (root / "tests" / "conftest.py").write_text(
+            "import time\n\nimport pytest\n\n\n@pytest.fixture(scope='session', autouse=True)\n"
+            f"def heavy_setup():\n    time.sleep({HEAVY_SETUP_S})\n")
     lines = ["from calc import " + ", ".join(f"v{name(i)}" for i in range(n)), "", "",
              "def test_sanity():", "    assert 1 + 1 == 2", ""]
     for i in range(n):
@@ -118,8 +144,9 @@ def make_project(root: Path, n: int) -> list[str]:
     return [f"tests/test_values.py::test_value_{name(i)}" for i in range(n)]
 
 
-def scenario(n: int) -> Scenario:
-    """Analyzer: one rule. Fixer: the right edit for whichever test it is asked about, then done."""
+def scenario(n: int, delay_s: float = 0.0) -> Scenario:
+    """Analyzer: one rule. Fixer: the right edit for whichever test it is asked about, then done;
+    every answer ``delay_s`` late."""
     rules: list[dict] = [
         {"name": "analyzer", "priority": 100, "trigger": {"role": "analyzer"},
          "response": {"text": "## Root Cause\nvalue() is off by one.\n## Recommended Fix\nReturn the value itself."}},
@@ -133,6 +160,8 @@ def scenario(n: int) -> Scenario:
                 "path": f"calc/v{name(i)}.py", "old_text": f"return {i} + 1  # bug: off by one",
                 "new_text": f"return {i}"}}]},
         })
+    for rule in rules:
+        rule["response"]["delay_s"] = delay_s
     return Scenario.model_validate({"name": f"bench-{n}", "rules": rules, "default": {"text": "no script"}})
 
 
@@ -238,13 +267,34 @@ async def result_or_stuck(client: Client, handle) -> RunSummary:
 # --- the benchmark ----------------------------------------------------------------
 
 
+def payload_bytes(event) -> int:
+    """The bytes of what an event carries in (input) or out (result, signal, child input)."""
+    for field in ("activity_task_scheduled_event_attributes", "activity_task_completed_event_attributes",
+                  "workflow_execution_signaled_event_attributes", "workflow_execution_started_event_attributes",
+                  "workflow_execution_continued_as_new_event_attributes",
+                  "start_child_workflow_execution_initiated_event_attributes",
+                  "child_workflow_execution_completed_event_attributes",
+                  "signal_external_workflow_execution_initiated_event_attributes",
+                  "workflow_execution_completed_event_attributes", "marker_recorded_event_attributes"):
+        if event.HasField(field):
+            attrs = getattr(event, field)
+            for part in ("input", "result"):
+                if hasattr(attrs, part) and attrs.HasField(part):
+                    return getattr(attrs, part).ByteSize()
+            if hasattr(attrs, "details"):
+                return sum(p.ByteSize() for p in attrs.details.values())
+    return 0
+
+
 async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validation: str = "queue",
-                concurrency: int = 1) -> dict:
+                concurrency: int | None = None, suite_heavy: bool = False, delay_s: float = 0.0,
+                module_kb: int = 0) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="greenloop-bench-"))
     project = tmp / "project"
-    every = make_project(project, n)
+    every = make_project(project, n, suite_heavy, module_kb)
     failing = every[:: max(1, n // fix)][:fix]
-    sc = scenario(n)
+    sc = scenario(n, delay_s)
+    load = os.getloadavg()[0]
     server = TimedServer(sc).start()
     os.environ["ANTHROPIC_BASE_URL"] = server.base_url
     os.environ["ANTHROPIC_API_KEY"] = "scripted-bench-key"
@@ -304,11 +354,24 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validati
         bytes_parent = sum(sum(e.ByteSize() for e in h.events) for h in parents)
         bytes_child = sum(sum(e.ByteSize() for e in h.events) for h in children)
         llm_calls = len(server.requests)
+        events = [(kind, e) for kind, hs in (("parent", parents), ("child", children)) for h in hs for e in h.events]
+        largest = max(events, key=lambda ke: payload_bytes(ke[1]))
+        continued = [payload_bytes(e) for h in parents for e in h.events
+                     if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW]
         by_kind: dict[str, int] = defaultdict(int)  # history bytes by event type: what makes histories big
         for h in [*parents, *children]:
             for e in h.events:
                 by_kind[EventType.Name(e.event_type).removeprefix("EVENT_TYPE_").lower()] += e.ByteSize()
         heavy = sorted(by_kind.items(), key=lambda kv: -kv[1])[:3]
+        # What dominates: each activity type's count and mean time from scheduled to completed
+        # (queueing for a worker slot included), and the workflow tasks of every history.
+        steps: dict[str, list[float]] = defaultdict(list)
+        for acts in (parent_acts, child_acts):
+            for kind, runs in acts.by_type.items():
+                steps[kind] += [c - s for (s, _, c) in runs]
+        dominant = sorted(steps.items(), key=lambda kv: -sum(kv[1]))[:6]
+        workflow_tasks = sum(1 for h in [*parents, *children] for e in h.events
+                             if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
         n = len(failing)  # per-test figures are per driven test
         result = dict(
             suite=len(every), n=n, backend=backend, fast=fast, wall=wall, fixing=fixing_s, child_wall=child_wall,
@@ -324,7 +387,12 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validati
             singles=parent_acts.single_runs + child_acts.single_runs,
             plain_suite=parent_acts.first_suite_s, batches=len(parent_acts.by_type["check_batch"]),
             validation=validation, concurrency=concurrency,
-            tmp=str(tmp), heavy=heavy,
+            tmp=str(tmp), heavy=heavy, dominant=dominant, workflow_tasks=workflow_tasks,
+            activities=sum(len(v) for v in steps.values()), suite_kind="heavy" if suite_heavy else "light", delay_s=delay_s,
+            in_flight=request.in_flight, module_kb=module_kb, load=(load, os.getloadavg()[0]),
+            largest_payload=payload_bytes(largest[1]),
+            largest_what=f"{largest[0]}: {EventType.Name(largest[1].event_type).removeprefix('EVENT_TYPE_').lower()}",
+            continued_max=max(continued, default=0),
         )
         return result
     finally:
@@ -368,10 +436,25 @@ def table(r: dict) -> str:
         ("one plain suite run (the run's first, same bench run)", f"{r['plain_suite']:.2f} s", ""),
         ("**suite-equivalents** (whole run / one plain suite run)", f"**{r['wall'] / r['plain_suite']:.1f}**", ""),
         ("LLM requests", f"{r['llm_calls']}", f"{r['llm_calls'] / n:.1f}"),
+        ("workflow tasks (parent runs and children)", f"{r['workflow_tasks']}", f"{r['workflow_tasks'] / n:.1f}"),
+        ("activities (all types)", f"{r['activities']}", f"{r['activities'] / n:.1f}"),
+        ("the six that take longest (scheduled → completed): count × mean = total",
+         "; ".join(f"{k} {len(v)}× {sum(v) / len(v):.2f} s = {sum(v):.1f} s" for k, v in r["dominant"]), ""),
+        ("largest payload in the histories (parent runs and children)",
+         f"{r['largest_payload'] / 1e3:.1f} kB ({r['largest_what']})", ""),
+        ("largest continue-as-new input", f"{r['continued_max'] / 1e3:.1f} kB" if r["continued_max"] else "none", ""),
     ]
+    if r["delay_s"]:
+        ideal = r["llm_calls"] * r["delay_s"] / r["in_flight"]
+        rows += [("**model-bound ideal** (model calls × latency ÷ concurrency)",
+                  f"{r['llm_calls']} × {r['delay_s']:g} s ÷ {r['in_flight']} = {ideal:.1f} s", ""),
+                 ("**time to green ÷ ideal**", f"**{r['wall'] / ideal:.2f}**", "")]
     of = f" of {r['suite']}" if r["suite"] != n else ""
-    head = (f"### {n}{of} failing tests, sandbox `{r['backend']}`{' (--fast)' if r['fast'] else ''}, "
-            f"validation `{r['validation']}`, concurrency {r['concurrency']}\n\n"
+    extra = (f", model latency {r['delay_s']:g} s" if r["delay_s"] else "") + (
+        f", {r['module_kb']} kB modules" if r["module_kb"] else "")
+    head = (f"### {n}{of} failing tests, {r['suite_kind']} suite, sandbox `{r['backend']}`"
+            f"{' (--fast)' if r['fast'] else ''}, validation `{r['validation']}`, concurrency {r['in_flight']}"
+            f"{extra} (load average {r['load'][0]:.2f} at start, {r['load'][1]:.2f} at end)\n\n"
             "| measure | total | per test |\n|---|---|---|\n")
     return head + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
 
@@ -395,11 +478,17 @@ def _main() -> None:
     p.add_argument("--fast", action="store_true", help="a lean pytest command for the suite runs")
     p.add_argument("--keep", action="store_true", help="keep the generated project and run directory")
     p.add_argument("--validation", default="queue", choices=["queue", "each"], help="FixRequest.validation")
-    p.add_argument("--concurrency", type=int, default=16, help="FixRequest.concurrency")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="FixRequest.concurrency (default: the product's, from the model's request limit)")
+    p.add_argument("--suite", default="light", choices=["light", "heavy"],
+                   help=f"heavy: every pytest session pays {HEAVY_SETUP_S:g} s of setup")
+    p.add_argument("--delay-s", type=float, default=0.0, help="the scripted model's latency per call")
+    p.add_argument("--module-kb", type=int, default=0, help="pad each generated module to about this many kB")
     p.add_argument("--in-place", action="store_true", help="run the checkout's code, not a snapshot of it")
     args = p.parse_args()
     fix = min(args.fix or args.tests, args.tests)
-    r = asyncio.run(bench(args.tests, fix, args.sandbox, args.fast, args.keep, args.validation, args.concurrency))
+    r = asyncio.run(bench(args.tests, fix, args.sandbox, args.fast, args.keep, args.validation, args.concurrency,
+                          args.suite == "heavy", args.delay_s, args.module_kb))
     print(table(r))
     if args.keep:
         print(f"\n(kept in {r['tmp']})")

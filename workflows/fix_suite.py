@@ -67,7 +67,7 @@ with workflow.unsafe.imports_passed_through():
     from .options import quick_options, setup_options, test_run_options
     from .outcome import details as outcome_details
     from .outcome import suite_outcome
-    from .payloads import guarded
+    from .payloads import StateTooLarge, guarded
     from .run_state import RunState
     from .search import upsert_run, write_final_details
     from .validation_queue import CANDIDATE_SIGNAL, Candidate
@@ -261,8 +261,25 @@ class FixSuiteWorkflow:
                                        or workflow.info().is_continue_as_new_suggested()):
                 progress.views = list(run.views.values())
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(guarded("the state the run continues as new with",
-                                                 Continued(request=request, progress=progress)))
+                try:
+                    state = guarded("the state the run continues as new with",
+                                    Continued(request=request, progress=progress))
+                except StateTooLarge as too_large:
+                    return self._stop_growing(too_large)
+                workflow.continue_as_new(state)
+
+    def _stop_growing(self, too_large: StateTooLarge) -> None:
+        """The run cannot carry its state into a new run: it drives no more tests and
+        ends here, with its report and patch, the tests left skipped with the reason."""
+        run, progress = self._run, self._run.progress
+        reason = f"{too_large.message}; {len(progress.remaining)} test(s) were left undriven"
+        for test_id in progress.remaining:
+            run.views[test_id].state = FixState.SKIPPED
+            run.views[test_id].history.append("not driven: the run's state grew too large to go on")
+            progress.summary.skipped.append(test_id)
+        progress.remaining.clear()
+        progress.summary.notes.append(reason)
+        run.stop_reason = reason
 
     async def _start_anywhere(self, request: FixRequest) -> SuiteProgress:
         """Prepare and plan the run; when the worker that prepared it is lost before
@@ -415,7 +432,7 @@ class FixSuiteWorkflow:
             summary.state, summary.reason = RunOutcome.ABORTED, self._run.abort_reason
             summary.notes.append(self._run.abort_reason)
         elif not stopped_early:
-            summary.state, summary.reason = suite_outcome(final) or (RunOutcome.COMPLETED, "")
+            summary.state, summary.reason = suite_outcome(final) or (RunOutcome.COMPLETED, self._run.stop_reason)
         summary.tests = list(self._run.views.values())
         try:
             summary = await host_activity(

@@ -38,8 +38,9 @@ def payload_size(payload: BaseModel) -> int:
     return len(payload.model_dump_json().encode())
 
 
-def guarded(what: str, payload: M, most: int = MOST_PAYLOAD_BYTES) -> M:
-    """``payload``, or ``StateTooLarge`` when it weighs more than ``most``."""
+def guarded(what: str, payload: M, most: int | None = None) -> M:
+    """``payload``, or ``StateTooLarge`` when it weighs more than ``most`` (``MOST_PAYLOAD_BYTES``)."""
+    most = MOST_PAYLOAD_BYTES if most is None else most
     size = payload_size(payload)
     if size > most:
         raise StateTooLarge(what, size, most)

@@ -41,6 +41,7 @@ class RunState:
         self.views: dict[str, FixStatusView] = {}  # every failing test's last known state
         self.abort_requested = False
         self.abort_reason = ""
+        self.stop_reason = ""  # why the run stopped driving tests on its own (its state grew too large)
         self.children: dict[str, asyncio.Future[FixOneTestResult]] = {}  # test -> its child, while in flight
         self.shares: dict[str, float] = {}  # test in flight -> the LLM money set aside for it
         self.rollback_queue: list[str] = []  # tests whose fix a person asked to roll back

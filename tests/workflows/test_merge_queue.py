@@ -138,6 +138,25 @@ async def test_a_batch_that_passes_is_accepted_whole(temporal_env, scripted, tmp
     assert not list(run_dir.glob("batches/*/workspace"))
 
 
+async def test_a_batch_fills_with_the_proposals_that_arrive_while_it_gathers(temporal_env, scripted, tmp_path):
+    """Eight children propose side by side, their fixes arriving one after another
+    (the model answers test i after 0.3·i s): the first batch does not leave with the
+    first proposal alone, it takes those arriving while it gathers."""
+    failing = make_project(tmp_path / "p", 8)
+    sc = scenario(8)
+    for rule in sc["rules"]:
+        context = rule["trigger"].get("context", "")
+        if rule["trigger"].get("turn") == 1 and context:
+            rule["response"]["delay_s"] = 0.3 * int(context.removeprefix("::test_value_").removesuffix("$"))
+    scripted(sc)
+    summary, run_dir = await queue_run(temporal_env, tmp_path, concurrency=8, max_batch=8, test_impact=False)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    batches = [e["tests"] for e in events(run_dir, "batch_accepted")]
+    assert sum(len(b) for b in batches) == 8
+    assert len(batches[0]) >= 4, batches  # not one proposal at a time
+    assert len(batches) <= 2, batches
+
+
 async def test_a_regressing_fix_is_found_by_bisection_and_retried_with_the_regression(
         temporal_env, scripted, tmp_path):
     failing = make_project(tmp_path / "p", 4)

@@ -80,3 +80,35 @@ async def test_a_run_whose_fixes_in_large_files_once_outgrew_the_limit_completes
     assert largest < 256 * 1024, largest  # every event: a batch check's input, the continued state...
     ws = Path(request.run_dir) / "workspace" / "calc"
     assert all((ws / f"m{i:02d}.py").read_text() == MODULE.replace("return 0  # bug", "return 1") for i in range(24))
+
+
+async def test_a_state_too_large_to_continue_ends_the_run_with_its_report_and_patch(
+        temporal_env, scripted, tmp_path, monkeypatch):
+    """When the state a run would continue as new with is over the guard's limit, the
+    run does not fail without a word: it stops driving tests and ends with its report
+    and patch, the fixes made so far in them and the tests left skipped with the reason."""
+    from greenloop.workflows import payloads
+
+    # A limit above every activity input of this run (under 5 kB) and below the state it
+    # continues as new with after two tests (about 8 kB): only that guard trips.
+    monkeypatch.setattr(payloads, "MOST_PAYLOAD_BYTES", 6000)
+    failing = make_project(tmp_path / "p", 4)
+    scripted(scenario(4))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=2, max_batch=2, validation="queue", tests_per_run=2,
+                          test_impact=False)
+    summary, handle = await drive(temporal_env, request)
+    assert await replays(temporal_env.client, handle) == 1  # it did not continue as new
+
+    assert summary.state == "completed" and summary.final is not None
+    assert re.match(r"the state the run continues as new with would be 0\.0\d MiB, over the run's limit", summary.reason)
+    assert summary.reason.endswith("2 test(s) were left undriven")
+    assert len(summary.fixed) == 2 and sorted(summary.fixed + summary.skipped) == failing
+    assert summary.final.failed == 2 and sorted(summary.still_failing) == sorted(summary.skipped)
+    views = {v.test_id: v for v in summary.tests}
+    assert all(views[t].history[-1] == "not driven: the run's state grew too large to go on" for t in summary.skipped)
+    # The report and the patch hold the fixes made before it stopped.
+    assert "2 test(s) were left undriven" in Path(summary.report_html or "").read_text()
+    patch = Path(summary.patch or "").read_text()
+    fixed_modules = {f"calc/m{int(t[-2:]):02d}.py" for t in summary.fixed}
+    assert {m for m in fixed_modules if m in patch} == fixed_modules
+    assert all(f"calc/m{int(t[-2:]):02d}.py" not in patch for t in summary.skipped)
