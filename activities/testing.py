@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -21,8 +22,8 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
 from ..parsers.models import Status, TestReport
 from ..run_request import ProjectRequest
-from ..runner import impact
-from ..runner.execute import run_tests
+from ..runner import go_coverage, impact
+from ..runner.execute import run_command, run_tests
 from ..runner.plan import SuitePlan
 from ..runner.plan import plan_tests as make_plan
 from ..runner.readable import caveats, unreadable_reason
@@ -123,6 +124,21 @@ def _impact_map(ws: Workspace, report: TestReport) -> str | None:
     return str(target)
 
 
+async def _go_spectrum(inp: SuiteInput, report: TestReport, out: Path) -> None:
+    """Go's per-test coverage (``runner/go_coverage.py``): after the suite, each failing test and a
+    sample of passing ones run alone with a coverage profile, into the run's spectrum."""
+    ws = inp.workspace
+    command = await asyncio.to_thread(go_coverage.script, Path(ws.path), report)
+    if command is None:
+        return
+    await run_command(inp.plan, command, Path(ws.path), out / "go-coverage", inp.sandbox, heartbeat_message)
+    lines = await asyncio.to_thread(go_coverage.collect, Path(ws.path), {t.id for t in report.tests})
+    await asyncio.to_thread(shutil.rmtree, Path(ws.path) / go_coverage.FOLDER, True)
+    if lines:
+        Spectrum(files=lines).save(Path(ws.run_dir))
+    log_event(ws.run_dir, "go_coverage", files=len(lines), tests=len({t for by in lines.values() for t in by}))
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -144,6 +160,8 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
             run = await run_tests(inp.plan, Path(ws.path), out, inp.sandbox, heartbeat_message,
                                   wrap=impact.command if mapping else None)
             impact_path = await asyncio.to_thread(_impact_map, ws, run.report) if mapping else None
+            if inp.impact and inp.plan.framework == "go":
+                await _go_spectrum(inp, run.report, out)
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
         telemetry.record_suite_run(inp.label, duration_s)
         unreadable = unreadable_reason(report)
