@@ -15,7 +15,9 @@ into ``.greenloop/`` and loads through ``PYTEST_ADDOPTS``; each pytest process
 (xdist workers too) writes ``{file: [test ids]}`` as JSON. A suite that
 measures its own coverage (pytest-cov) is left alone: no impact. Other
 frameworks have no per-test coverage that is cheap to get (istanbul/c8 and
-``go test -cover`` measure per process or per package): no impact for them.
+``go test -cover`` measure per process or per package): no impact for them
+(Go's per-test runs of a sample of tests, ``runner/go_coverage.py``, feed the
+spectrum only: a sample cannot say which tests never run a file).
 
 A file that no test ran is "unknown", never "touches nothing": an edit to it
 (a new file, configuration, data, code run only at import) could matter to
