@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,8 +24,8 @@ from ..domain.workspace import Workspace
 from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport
 from ..run_request import ProjectRequest
-from ..runner import impact, v8_coverage
-from ..runner.execute import run_tests
+from ..runner import go_coverage, impact, v8_coverage
+from ..runner.execute import run_command, run_tests
 from ..runner.plan import SuitePlan
 from ..runner.plan import plan_tests as make_plan
 from ..runner.readable import caveats, unreadable_reason
@@ -151,6 +152,21 @@ def _v8_spectrum(ws: Workspace, report: TestReport) -> None:
     log_event(ws.run_dir, "spectrum_recorded", source="v8", processes=len(runs), files=len(spectrum.files))
 
 
+async def _go_spectrum(inp: SuiteInput, report: TestReport, out: Path) -> None:
+    """Go's per-test coverage (``runner/go_coverage.py``): after the suite, each failing test and a
+    sample of passing ones run alone with a coverage profile, into the run's spectrum."""
+    ws = inp.workspace
+    command = await asyncio.to_thread(go_coverage.script, Path(ws.path), report)
+    if command is None:
+        return
+    await run_command(inp.plan, command, Path(ws.path), out / "go-coverage", inp.sandbox, heartbeat_message)
+    lines = await asyncio.to_thread(go_coverage.collect, Path(ws.path), {t.id for t in report.tests})
+    await asyncio.to_thread(shutil.rmtree, Path(ws.path) / go_coverage.FOLDER, True)
+    if lines:
+        Spectrum(files=lines).save(Path(ws.run_dir))
+    log_event(ws.run_dir, "go_coverage", files=len(lines), tests=len({t for by in lines.values() for t in by}))
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -177,6 +193,8 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
             impact_path = await asyncio.to_thread(_impact_map, ws, run.report) if mapping else None
             if v8:
                 await asyncio.to_thread(_v8_spectrum, ws, run.report)
+            if inp.impact and inp.plan.framework == "go":
+                await _go_spectrum(inp, run.report, out)
         report, duration_s = run.report, run.test.duration_s if run.test else 0.0
         telemetry.record_suite_run(inp.label, duration_s)
         unreadable = unreadable_reason(report)

@@ -16,7 +16,9 @@ into ``.greenloop/`` and loads through ``PYTEST_ADDOPTS``; each pytest process
 measures its own coverage (pytest-cov) is left alone: no impact. Other
 frameworks have no per-test coverage that is cheap to get (istanbul/c8 and
 ``go test -cover`` measure per process or per package): no impact for them
-(JavaScript's per-test-file V8 coverage feeds fault localization only: ``runner/v8_coverage.py``).
+(JavaScript's per-test-file V8 coverage, ``runner/v8_coverage.py``, and Go's per-test runs of a
+sample of tests, ``runner/go_coverage.py``, feed fault localization only: a sample cannot say which
+tests never run a file).
 
 A file that no test ran is "unknown", never "touches nothing": an edit to it
 (a new file, configuration, data, code run only at import) could matter to

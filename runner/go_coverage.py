@@ -1,0 +1,135 @@
+"""Per-test coverage for Go: the lines each failing test (and a sample of passing ones) ran.
+
+``go test -cover`` measures per package binary, not per test, so the honest way
+is one run per test: each package with a chosen test is compiled once with
+coverage of its whole module (``go test -c -cover -coverpkg=<module>/...``),
+then its binary runs each chosen test alone (``-test.run '^TestX$'``) with its
+own ``-test.coverprofile``. The cost is one compile per package and a quick
+run per test, so the number of runs is limited: every failing test (up to
+``MAX_FAILING``) and passing tests of the same packages first (up to
+``MAX_PASSING``), which are the spectrum's other side. Only the spectrum
+(analysis/localize.py) reads it: a sample of the passing tests is no test
+impact map (runner/impact.py), which must know every test that ran a file.
+
+A subtest runs as its own path (``^TestX$/^case$``). A profile's blocks with a
+count above zero are the lines the test ran; their files are named by import
+path, mapped back to the workspace through its ``go.mod`` files.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from ..parsers.models import Status, TestReport
+
+FOLDER = ".greenloop/impact/go"
+MAX_FAILING = 10
+MAX_PASSING = 20
+_SKIP_DIRS = {"vendor", "node_modules", ".git", ".greenloop", "testdata"}
+_BLOCK = re.compile(r"^(.+\.go):(\d+)\.\d+,(\d+)\.\d+ \d+ (\d+)$")
+
+
+def modules(workspace: Path) -> dict[str, str]:
+    """Each module's path (from its go.mod) and its folder relative to the workspace ("" for the top)."""
+    out: dict[str, str] = {}
+    for mod in sorted(workspace.rglob("go.mod")):
+        rel = mod.parent.relative_to(workspace)
+        if any(part in _SKIP_DIRS for part in rel.parts):
+            continue
+        try:
+            text = mod.read_text(errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"^\s*module\s+\"?([^\s\"]+)", text, re.M)
+        if found:
+            out[found.group(1)] = rel.as_posix() if rel.parts else ""
+    return out
+
+
+def _local(import_path: str, mods: dict[str, str]) -> tuple[str, str] | None:
+    """The module an import path belongs to (longest match) and the path's folder in the workspace."""
+    best = max((m for m in mods if import_path == m or import_path.startswith(m + "/")), key=len, default=None)
+    if best is None:
+        return None
+    rest = import_path[len(best):].lstrip("/")
+    folder = "/".join(p for p in (mods[best], rest) if p)
+    return best, folder
+
+
+def chosen(report: TestReport) -> list[str]:
+    """The tests to measure: the failing ones, then passing ones of their packages, then others."""
+    failing = [t for t in report.tests if t.status in (Status.FAILED, Status.ERRORED) and "::" in t.id]
+    failing = failing[:MAX_FAILING]
+    packages = {t.id.split("::", 1)[0] for t in failing}
+    passing = [t for t in report.tests if t.status == Status.PASSED and "::" in t.id]
+    passing.sort(key=lambda t: t.id.split("::", 1)[0] not in packages)  # stable: same packages first
+    return [t.id for t in failing] + [t.id for t in passing[:MAX_PASSING]]
+
+
+def run_pattern(name: str) -> str:
+    """The ``-test.run`` pattern that selects exactly one test or subtest."""
+    return "/".join(f"^{re.escape(part)}$" for part in name.split("/"))
+
+
+def script(workspace: Path, report: TestReport) -> str | None:
+    """A shell command that writes one coverage profile per chosen test into ``FOLDER``
+    (``<n>.out``, with ``index.txt`` naming each n's test id); None when there is nothing to measure."""
+    if not any(t.status in (Status.FAILED, Status.ERRORED) for t in report.tests):
+        return None
+    mods = modules(workspace)
+    by_package: dict[str, list[str]] = {}
+    for test_id in chosen(report):
+        by_package.setdefault(test_id.split("::", 1)[0], []).append(test_id)
+    lines = [f"rm -rf {FOLDER}", f"mkdir -p {FOLDER}", f'out="$PWD/{FOLDER}"']
+    n = 0
+    for p, (package, tests) in enumerate(sorted(by_package.items())):
+        where = _local(package, mods)
+        if where is None:
+            continue
+        module, folder = where
+        binary = f'"$out/pkg{p}.test"'
+        go_dir = shlex.quote(folder or ".")
+        lines.append(f"(cd {go_dir} && go test -c -cover -coverpkg={shlex.quote(module + '/...')} "
+                     f"-o {binary} . >/dev/null 2>&1) &&")
+        lines.append("{")
+        for test_id in tests:
+            name = test_id.split("::", 1)[1]
+            lines.append(f"  printf '%s\\t%s\\n' {n} {shlex.quote(test_id)} >> \"$out/index.txt\"")
+            lines.append(f"  (cd {go_dir} && {binary} -test.count=1 -test.run {shlex.quote(run_pattern(name))} "
+                         f'-test.coverprofile="$out/{n}.out" >/dev/null 2>&1)')
+            n += 1
+        lines.append(f"  rm -f {binary}")
+        lines.append("}")
+    if n == 0:
+        return None
+    lines.append("true")
+    return "\n".join(lines)
+
+
+def collect(workspace: Path, known: set[str]) -> dict[str, dict[str, list[int]]]:
+    """The lines each measured test ran, per workspace-relative file: {file: {test id: [lines]}}."""
+    folder = workspace / FOLDER
+    index = folder / "index.txt"
+    if not index.is_file():
+        return {}
+    mods = modules(workspace)
+    files: dict[str, dict[str, set[int]]] = {}
+    for row in index.read_text(errors="replace").splitlines():
+        n, _, test_id = row.partition("\t")
+        profile = folder / f"{n}.out"
+        if test_id not in known or not profile.is_file():
+            continue
+        for line in profile.read_text(errors="replace").splitlines()[1:]:  # the first line is "mode: ..."
+            block = _BLOCK.match(line.strip())
+            if block is None or block.group(4) == "0":
+                continue
+            package, _, base = block.group(1).rpartition("/")
+            where = _local(package, mods)
+            if where is None:
+                continue
+            file = "/".join(p for p in (where[1], base) if p)
+            into = files.setdefault(file, {}).setdefault(test_id, set())
+            into.update(range(int(block.group(2)), int(block.group(3)) + 1))
+    return {f: {t: sorted(n) for t, n in sorted(by.items())} for f, by in sorted(files.items())}
