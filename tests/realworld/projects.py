@@ -102,6 +102,9 @@ class Project(BaseModel):
     # suite writes one naming ``go_module``, the only file it adds.
     source: str = ""
     go_module: str = ""
+    # How many requests the scripted LLM answers in the whole run, when the suite checks it (one bug
+    # that breaks many tests must cost one fix, not one per test).
+    model_requests: int | None = None
 
     @property
     def id(self) -> str:
@@ -141,6 +144,20 @@ HUMANIZE = Project(
 
 PROJECTS: tuple[Project, ...] = (
     HUMANIZE,
+    HUMANIZE.model_copy(update={
+        "name": "humanize-separator", "model_requests": 3,
+        "kind": "humanize 4.11.0 again, one bug in a helper shared by three modules: 31 tests fail across "
+                "test_number.py, test_time.py and test_i18n.py, fixed by one model request, the rest pass along",
+        "bugs": (
+            Bug(path="src/humanize/i18n.py",
+                original='sep = _THOUSANDS_SEPARATOR[_CURRENT.locale]\n    except (AttributeError, KeyError):\n'
+                         '        sep = ","',
+                injected='sep = _THOUSANDS_SEPARATOR[_CURRENT.locale]\n    except (AttributeError, KeyError):\n'
+                         '        sep = "."',
+                breaks=r"test_(number|time|i18n)\.py::",
+                what='thousands_separator() defaults to "." instead of "," (wrong constant): intcomma, intword, '
+                     "naturaldelta/precisedelta and the i18n tests, 31 tests in 3 files"),
+        )}),
     HUMANIZE.model_copy(update={
         "checkout": True, "absent": ("src/humanize/_version.py",),
         "kind": "a git checkout of humanize (not the sdist): hatch-vcs writes src/humanize/_version.py at build "
