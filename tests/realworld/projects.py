@@ -1,7 +1,8 @@
 """Published projects with injected bugs: the material of the real-world suite.
 
 Each project is a pinned release taken from its registry at test time (a PyPI
-sdist through ``pip download``, an npm tarball through ``npm pack``), checked
+sdist through ``pip download``, an npm tarball through ``npm pack``, a Go module's
+or a Rust crate's published source as Debian packages it, through ``apt-get download``), checked
 against its sha256 and cached under ``~/.cache/greenloop-realworld`` (or
 ``$GREENLOOP_REALWORLD_CACHE``), so reruns need no network for the archives.
 No third-party source is committed: only the pins, the bugs and the scenarios.
@@ -70,7 +71,7 @@ class Project(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    registry: Literal["pypi", "npm"]
+    registry: Literal["pypi", "npm", "debian"]
     version: str
     archive: str    # file name of the published archive
     sha256: str
@@ -95,6 +96,15 @@ class Project(BaseModel):
     # tracks it (its .gitignore respected), so what its build generates (``absent``) is not there.
     checkout: bool = False
     absent: tuple[str, ...] = ()
+    # A Debian package (``registry="debian"``, ``package`` its name, ``version`` Debian's): the
+    # published source is the folder ``source`` inside the .deb (/usr/share/gocode/src/..., or
+    # /usr/share/cargo/registry/...). Debian's Go packages carry no go.mod (GOPATH layout): the
+    # suite writes one naming ``go_module``, the only file it adds.
+    source: str = ""
+    go_module: str = ""
+    # How many requests the scripted LLM answers in the whole run, when the suite checks it (one bug
+    # that breaks many tests must cost one fix, not one per test).
+    model_requests: int | None = None
 
     @property
     def id(self) -> str:
@@ -103,7 +113,8 @@ class Project(BaseModel):
     @property
     def spec(self) -> str:
         name = self.package or self.name
-        return f"{name}=={self.version}" if self.registry == "pypi" else f"{name}@{self.version}"
+        return {"pypi": f"{name}=={self.version}", "npm": f"{name}@{self.version}",
+                "debian": f"{name}={self.version}"}[self.registry]
 
     @property
     def scenario(self) -> Path:
@@ -133,6 +144,20 @@ HUMANIZE = Project(
 
 PROJECTS: tuple[Project, ...] = (
     HUMANIZE,
+    HUMANIZE.model_copy(update={
+        "name": "humanize-separator", "model_requests": 3,
+        "kind": "humanize 4.11.0 again, one bug in a helper shared by three modules: 31 tests fail across "
+                "test_number.py, test_time.py and test_i18n.py, fixed by one model request, the rest pass along",
+        "bugs": (
+            Bug(path="src/humanize/i18n.py",
+                original='sep = _THOUSANDS_SEPARATOR[_CURRENT.locale]\n    except (AttributeError, KeyError):\n'
+                         '        sep = ","',
+                injected='sep = _THOUSANDS_SEPARATOR[_CURRENT.locale]\n    except (AttributeError, KeyError):\n'
+                         '        sep = "."',
+                breaks=r"test_(number|time|i18n)\.py::",
+                what='thousands_separator() defaults to "." instead of "," (wrong constant): intcomma, intword, '
+                     "naturaldelta/precisedelta and the i18n tests, 31 tests in 3 files"),
+        )}),
     HUMANIZE.model_copy(update={
         "checkout": True, "absent": ("src/humanize/_version.py",),
         "kind": "a git checkout of humanize (not the sdist): hatch-vcs writes src/humanize/_version.py at build "
@@ -286,6 +311,42 @@ PROJECTS: tuple[Project, ...] = (
                      "(`-d 5`, in the other package, through the workspace's link) and 15 of minimist's own"),
         ),
     ),
+    Project(
+        name="go-humanize", package="golang-github-dustin-go-humanize-dev", registry="debian",
+        version="1.0.0-3", archive="golang-github-dustin-go-humanize-dev_1.0.0-3_all.deb",
+        sha256="b4d1a9d00e0c8af421a30e683bf36e14ba99fa621d3f698220f9af0420bd330c",
+        source="usr/share/gocode/src/github.com/dustin/go-humanize", go_module="github.com/dustin/go-humanize",
+        kind="Go module with no dependency outside the standard library (github.com/dustin/go-humanize 1.0.0, "
+             "the published source as Debian ships it, GOPATH layout: the suite adds the go.mod naming the "
+             "module); two packages (the root and english/), table-driven tests, go test -json",
+        tests_dir=".",
+        hand_install=("go", "version"), hand_test=("go", "test", "./..."),
+        bugs=(
+            Bug(path="ordinals.go",
+                original="\t\tif x%100 != 12 {",
+                injected="\t\tif x%100 == 12 {",
+                breaks=r"TestOrdinals",
+                what="Ordinal() gives 2 and 22 the suffix \"th\" and 12 \"nd\" (flipped comparison)"),
+        ),
+    ),
+    Project(
+        name="fnv", package="librust-fnv-dev", registry="debian",
+        version="1.0.7-1", archive="librust-fnv-dev_1.0.7-1_amd64.deb",
+        sha256="906cc04d72bbbb03e1439c56aa5c66356fee07a27716484623ba22754431d17f",
+        source="usr/share/cargo/registry/fnv-1.0.7",
+        kind="Rust crate fnv 1.0.7 as published on crates.io (Debian's librust-fnv-dev ships the .crate's "
+             "files): no dependency, no dev-dependency, no Cargo.lock, `[lib] path = \"lib.rs\"` at the crate's "
+             "root, unit tests in a #[cfg(test)] module of lib.rs, cargo test",
+        tests_dir=".",
+        hand_install=("cargo", "--version"), hand_test=("cargo", "test"),
+        bugs=(
+            Bug(path="lib.rs",
+                original="            hash = hash ^ (*byte as u64);",
+                injected="            hash = hash | (*byte as u64);",
+                breaks=r"basic_tests",
+                what="FnvHasher::write ORs each byte into the hash instead of XOR (wrong operator)"),
+        ),
+    ),
 )
 
 
@@ -315,9 +376,11 @@ def fetch(p: Project | Archive) -> Path:
         if p.registry == "pypi":
             cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
                    "--dest", str(staging), p.spec]
+        elif p.registry == "debian":
+            cmd = ["apt-get", "download", "--quiet", p.spec]
         else:
             cmd = ["npm", "pack", "--silent", "--pack-destination", str(staging), p.spec]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=staging)
         got = staging / p.archive
         if done.returncode != 0 or not got.is_file():
             shutil.rmtree(staging, ignore_errors=True)
@@ -344,11 +407,27 @@ def _extract(archive: Path, dest: Path) -> None:
         tar.extractall(dest, members=members, filter="data")
 
 
+def _extract_deb(deb: Path, source: str, dest: Path) -> None:
+    """The folder ``source`` of the Debian package ``deb`` at ``dest``."""
+    staging = dest.parent / f".deb-{dest.name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    done = subprocess.run(["dpkg-deb", "-x", str(deb), str(staging)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 or not (staging / source).is_dir():
+        raise MaterialError(f"{deb.name} has no {source}/ ({done.stderr[-1500:]})")
+    shutil.copytree(staging / source, dest, symlinks=True, dirs_exist_ok=True)
+    shutil.rmtree(staging)
+
+
 def unpack(p: Project, dest: Path) -> Path:
     """The published tree of ``p`` at ``dest`` (a monorepo's: every archive in its folder, and
     the workspace's root manifest)."""
     dest.mkdir(parents=True)
-    _extract(fetch(p), dest / p.subdir)
+    if p.registry == "debian":
+        _extract_deb(fetch(p), p.source, dest)
+    else:
+        _extract(fetch(p), dest / p.subdir)
+    if p.go_module:
+        (dest / "go.mod").write_text(f"module {p.go_module}\n\ngo 1.18\n", encoding="utf-8")
     for other in p.beside:
         _extract(fetch(other), dest / other.subdir)
     if p.root_manifest:
