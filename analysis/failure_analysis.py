@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..parsers.locate import SourceIndex
 from ..parsers.models import TestReport
-from .grouping import FailureGroup, group_failures
+from .grouping import RUNNERS_UP, FailureGroup, group_failures
 from .localize import Localizer, Spectrum, Suspect, failing_test
 from .patterns import FailureClassification, FailureKind, classify
 
@@ -57,14 +57,14 @@ def analyze_report(report: TestReport, project_root: Path | None, spectrum: Spec
 
 
 def top_suspects(report: TestReport, classified: list[FailureClassification], index: SourceIndex,
-                 spectrum: Spectrum | None) -> dict[str, Suspect]:
-    """Each failing test's top suspect (fault localization), where there is one."""
+                 spectrum: Spectrum | None) -> dict[str, list[Suspect]]:
+    """Each failing test's top suspects (fault localization), best first, where there are any."""
     localizer = Localizer.for_report(index, report, spectrum)
-    out: dict[str, Suspect] = {}
+    out: dict[str, list[Suspect]] = {}
     for test, c in zip(report.failing, classified):
         ranked = localizer.rank(failing_test(test, c))
         if ranked:
-            out[test.id] = ranked[0]
+            out[test.id] = ranked[:RUNNERS_UP + 1]
     return out
 
 

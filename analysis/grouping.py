@@ -21,6 +21,10 @@ VOLATILE = [
     (re.compile(r"\b\d+(\.\d+)?\b"), "N"),
     (re.compile(r"\s+"), " "),
 ]
+# How far down a failure's ranked suspects a larger group's shared cause may sit for the failure to
+# join that group: one bug shows as the top suspect of most of its failures and, for the others (a
+# test that reaches it through a function of its own), a few places lower.
+RUNNERS_UP = 2
 # Kinds that make other tests fail: fixed before everything else.
 FIRST = {FailureKind.BUILD_ERROR: 0, FailureKind.FIXTURE_ERROR: 1}
 
@@ -69,9 +73,12 @@ def _root_order(c: FailureClassification, position: int) -> tuple[int, int, int]
 
 
 def group_failures(classified: list[FailureClassification],
-                   suspects: dict[str, Suspect] | None = None) -> list[FailureGroup]:
+                   suspects: dict[str, list[Suspect]] | None = None) -> list[FailureGroup]:
     """Groups, largest first; a failure with nothing in common is a group of one. ``suspects``:
-    each failing test's top suspect (``analysis/localize.py``), where one was found.
+    each failing test's ranked suspects, best first (``analysis/localize.py``), where any were found.
+    A failure whose own group is smaller joins a group of several whose shared top suspect is among
+    its next ``RUNNERS_UP`` suspects (one bug, reached through another function): one request, and
+    the others wait for its verdict rather than ask in parallel.
 
     Build errors and fixture errors are ordered before everything else: they
     make other tests fail and must be fixed first. Within a group the root
@@ -85,17 +92,41 @@ def group_failures(classified: list[FailureClassification],
             i = parent[i]
         return i
 
+    ranked = suspects or {}
+
+    def top(c: FailureClassification) -> Suspect | None:
+        return (ranked.get(c.test_id) or [None])[0]
+
     owner: dict[str, int] = {}
+    shared: dict[str, int] = {}  # how many failures rank each suspect first
     reason_of: dict[int, str] = {}
+
+    def union(key: str, i: int, reason: str) -> None:
+        a, b = find(owner[key]), find(i)
+        if a != b:
+            parent[b] = a
+            reason_of.setdefault(a, reason_of.pop(b, None) or reason)
+
     for i, c in enumerate(classified):
-        for key, reason in _links(c, (suspects or {}).get(c.test_id)):
+        for key, reason in _links(c, top(c)):
+            shared[key] = shared.get(key, 0) + 1
             if key not in owner:
                 owner[key] = i
                 continue
-            a, b = find(owner[key]), find(i)
-            if a != b:
-                parent[b] = a
-                reason_of.setdefault(a, reason_of.pop(b, None) or reason)
+            union(key, i, reason)
+    size = [0] * len(classified)
+    for i in range(len(classified)):
+        size[find(i)] += 1
+    for i, c in enumerate(classified):
+        if c.kind in FIRST:
+            continue
+        for s in (ranked.get(c.test_id) or [])[1:RUNNERS_UP + 1]:
+            key = f"suspect:{s.file}:{s.start}"
+            if shared.get(key, 0) > 1 and size[find(owner[key])] > size[find(i)]:
+                a, b = find(owner[key]), find(i)
+                union(key, i, f"share their most likely cause, {s.function} ({s.file}:{s.start})")
+                size[a] += size[b]
+                break
     members: dict[int, list[int]] = {}
     for i in range(len(classified)):
         members.setdefault(find(i), []).append(i)
@@ -104,7 +135,7 @@ def group_failures(classified: list[FailureClassification],
         idx.sort(key=lambda i: _root_order(classified[i], i))
         first = classified[idx[0]]
         groups.append((FIRST.get(first.kind, 2), -len(idx), idx[0], FailureGroup(
-            key=_links(first, (suspects or {}).get(first.test_id))[0][0], kind=first.kind,
+            key=_links(first, top(first))[0][0], kind=first.kind,
             reason=reason_of.get(root, "no shared cause found") if len(idx) > 1 else "no shared cause found",
             root_test=first.test_id, tests=[classified[i].test_id for i in idx],
         )))

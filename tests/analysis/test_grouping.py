@@ -194,3 +194,26 @@ def test_two_messages_one_suspect_are_one_group(tmp_path):
     analysis = analyze_report(TestReport(framework="pytest", tests=tests), tmp_path)
     assert [sorted(g.tests) for g in analysis.groups] == [sorted(t.id for t in tests)]
     assert analysis.groups[0].reason == "share their most likely cause, slug (lib/text.py:1)"
+
+
+def test_a_failure_reaching_a_larger_groups_cause_through_its_own_function_joins_that_group():
+    # One bug in ``separator`` (shop/fmt.py): three failures rank it first; a fourth reaches it through
+    # ``duration`` and ranks it second; a fifth only has it fourth (too far down) and stays alone.
+    from greenloop.domain.suspects import Suspect
+
+    def s(function: str, start: int) -> Suspect:
+        return Suspect(file="shop/fmt.py", function=function, start=start, end=start + 3, score=1.0)
+
+    sep, dur, other = s("separator", 3), s("duration", 20), s("other", 40)
+    tests = [failing(f"tests/test_cart.py::test_{n}", "AssertionError: assert '1.000' == '1,000'",
+                     file="tests/test_cart.py") for n in "abcde"]
+    ranked = {"tests/test_cart.py::test_a": [sep], "tests/test_cart.py::test_b": [sep, dur],
+              "tests/test_cart.py::test_c": [sep], "tests/test_cart.py::test_d": [dur, sep, other],
+              "tests/test_cart.py::test_e": [other, dur, s("x", 60), sep]}
+    groups = group_failures(by_id(tests, PY_FILES), ranked)
+    assert [sorted(g.tests) for g in groups] == [
+        [f"tests/test_cart.py::test_{n}" for n in "abcd"], ["tests/test_cart.py::test_e"]]
+    assert "separator" in groups[0].reason
+    # Without the shared cause among its runners-up, the fourth is a group of its own.
+    ranked["tests/test_cart.py::test_d"] = [dur, other]
+    assert [len(g.tests) for g in group_failures(by_id(tests, PY_FILES), ranked)] == [3, 1, 1]
