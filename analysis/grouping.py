@@ -76,9 +76,11 @@ def group_failures(classified: list[FailureClassification],
                    suspects: dict[str, list[Suspect]] | None = None) -> list[FailureGroup]:
     """Groups, largest first; a failure with nothing in common is a group of one. ``suspects``:
     each failing test's ranked suspects, best first (``analysis/localize.py``), where any were found.
-    A failure whose own group is smaller joins a group of several whose shared top suspect is among
-    its next ``RUNNERS_UP`` suspects (one bug, reached through another function): one request, and
-    the others wait for its verdict rather than ask in parallel.
+    A failure whose own group is smaller joins a group of several failing the same way (the same
+    kind) whose shared top suspect is among its next ``RUNNERS_UP`` suspects (one bug, reached
+    through another function): one request, and the others wait for its verdict rather than ask
+    in parallel. A failure of another kind (an assertion beside a group of KeyErrors it merely
+    passes through) stays apart.
 
     Build errors and fixture errors are ordered before everything else: they
     make other tests fail and must be fixed first. Within a group the root
@@ -122,7 +124,8 @@ def group_failures(classified: list[FailureClassification],
             continue
         for s in (ranked.get(c.test_id) or [])[1:RUNNERS_UP + 1]:
             key = f"suspect:{s.file}:{s.start}"
-            if shared.get(key, 0) > 1 and size[find(owner[key])] > size[find(i)]:
+            if (shared.get(key, 0) > 1 and size[find(owner[key])] > size[find(i)]
+                    and classified[owner[key]].kind is c.kind):
                 a, b = find(owner[key]), find(i)
                 union(key, i, f"share their most likely cause, {s.function} ({s.file}:{s.start})")
                 size[a] += size[b]

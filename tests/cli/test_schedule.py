@@ -14,8 +14,11 @@ from tests.conftest import REPO
 
 
 def greenloop(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    # Output to a pipe, as a script or CI log reads it: no COLUMNS (pytest-xdist's workers set 80), so tables
+    # take the width a pipe gets, wide enough not to cut a cell.
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run([sys.executable, "-m", "greenloop.cli.main", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+                          timeout=120, env={**base, **(env or {})})
 
 
 async def test_schedule_lifecycle(temporal_env, tmp_path):
