@@ -46,12 +46,16 @@ def message_signature(evidence: str) -> str:
     return sig.strip()[:200]
 
 
+def _suspect_key(s: Suspect) -> str:
+    return f"suspect:{s.file}:{s.start}"
+
+
 def _links(c: FailureClassification, suspect: Suspect | None = None) -> list[tuple[str, str]]:
     """(key, reason) of everything another failure could share with ``c``: its top suspect (the
     function fault localization ranks first), else its error site and the project frames it passes
     through, else (no site, not a bare assertion) its masked message."""
     if suspect is not None and c.kind not in FIRST and suspect.function != MODULE_LEVEL:
-        return [(f"suspect:{suspect.file}:{suspect.start}",
+        return [(_suspect_key(suspect),
                  f"share their most likely cause, {suspect.function} ({suspect.file}:{suspect.start})")]
     if c.error_site is None:
         if c.kind is FailureKind.ASSERTION:  # "assert 2 == 3" says nothing about where the bug is
@@ -123,7 +127,7 @@ def group_failures(classified: list[FailureClassification],
         if c.kind in FIRST:
             continue
         for s in (ranked.get(c.test_id) or [])[1:RUNNERS_UP + 1]:
-            key = f"suspect:{s.file}:{s.start}"
+            key = _suspect_key(s)
             if (shared.get(key, 0) > 1 and size[find(owner[key])] > size[find(i)]
                     and classified[owner[key]].kind is c.kind):
                 a, b = find(owner[key]), find(i)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ import typer
 from pydantic import BaseModel
 
 from ..domain.errors import ErrorKind, GreenloopError
+from ..git_command import git
 from ..reports.record import RunSummary
 from ..workspace.publish import Forge, open_pull_request
 from .exit_codes import ExitCode
@@ -89,20 +89,28 @@ def why_not(ctx: CIContext) -> str | None:
     return None
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=600,
-                          check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+def _has_commit(repo: Path, sha: str) -> bool:
+    try:
+        git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
+        return True
+    except GreenloopError:
+        return False
 
 
 def have_commit(repo: Path, sha: str, remote: str) -> None:
     """Make sure the failing commit is in the checkout (a CI checkout may be shallow, or of another
-    commit: a ``workflow_run`` job checks out the default branch), fetching it from ``remote``."""
-    if _git(repo, "cat-file", "-e", f"{sha}^{{commit}}").returncode == 0:
+    commit: a ``workflow_run`` job checks out the default branch), fetching it from ``remote``
+    (with the job's own environment: its credentials, SSH keys)."""
+    if _has_commit(repo, sha):
         return
-    fetched = _git(repo, "fetch", "--quiet", "--depth=50", remote, sha)
-    if fetched.returncode != 0 or _git(repo, "cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+    why = ""
+    try:
+        git(repo, "fetch", "--quiet", "--depth=50", remote, sha, env=dict(os.environ))
+    except GreenloopError as e:
+        why = e.message
+    if not _has_commit(repo, sha):
         raise GreenloopError(f"the failing commit {sha} is not in {repo} and cannot be fetched from {remote}: "
-                             f"{fetched.stderr.strip()[-300:]}", kind=ErrorKind.VALIDATION_ERROR,
+                             f"{why[-300:]}", kind=ErrorKind.VALIDATION_ERROR,
                              suggestion="check the repository out first (actions/checkout, or GitLab's own "
                                         "checkout) with the failing commit, or give --ref")
 
