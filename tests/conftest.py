@@ -170,11 +170,14 @@ SLOW = ("tests/realworld/", "tests/workflows/", "tests/cli/", "tests/webui/", "t
         "tests/llm/test_conversation.py", "tests/sandbox/", "tests/parsers/test_pytest_module_skip.py",
         "tests/runner/test_crash.py", "tests/runner/test_impact.py")
 # Tests whose timing is part of what they check (workers SIGKILLed and found lost
-# within a 5 s host timeout, a 10 s run budget): under xdist each runs ALONE, the
-# other workers waiting between two tests (a file lock, taken before
+# within a 5 s host timeout, a 10 s run budget): they need a machine that the
+# heavy tests do not load, but they use little CPU themselves (they mostly wait
+# for those timeouts), so they run beside each other. `make test` runs them in a
+# second pytest run of their own (-m exclusive). When one run holds both kinds
+# (a developer's `pytest -n 6 tests/workflows`), each exclusive test runs ALONE,
+# the other workers waiting between two tests (a file lock, taken before
 # pytest-timeout's clock starts), so the machine's load is what it is in a
-# sequential run. They form one xdist_group (--dist loadgroup): one worker runs
-# them one after another.
+# sequential run.
 EXCLUSIVE = ("tests/workflows/test_deployment.py::", "tests/workflows/test_crash_safety.py::",
              "tests/workflows/test_merge_queue.py::test_a_worker_lost_mid_bisection_accepts_nothing_unvalidated",
              "tests/workflows/test_outcomes.py::test_a_default_retry_stops_at_the_run_budget")
@@ -193,19 +196,26 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid.startswith(EXCLUSIVE):
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.exclusive)
-            item.add_marker(pytest.mark.xdist_group("exclusive"))
         elif _rank(item) < len(SLOW):
             item.add_marker(pytest.mark.slow)
     items.sort(key=_rank)  # stable: the order inside each rank stays pytest's
 
 
+def pytest_collection_finish(session):
+    """Whether this run holds both kinds of test (after -m/-k deselection: every
+    xdist worker collects and deselects alike, so all decide the same)."""
+    kinds = {item.get_closest_marker("exclusive") is not None for item in session.items}
+    session.config._greenloop_mixed = kinds == {True, False}
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Under xdist: an ``exclusive`` test runs alone, every other test beside the
-    others (a readers-writer lock over files in the run's shared folder; the
-    turnstile makes a waiting exclusive test stop new tests from starting)."""
+    """Under xdist, in a run of both kinds: an ``exclusive`` test runs alone, every
+    other test beside the others (a readers-writer lock over files in the run's
+    shared folder; the turnstile makes a waiting exclusive test stop new tests
+    from starting). A run of only one kind needs no lock."""
     folder = getattr(item.config, "workerinput", {}).get(TEMPORAL_DIR_KEY)
-    if folder is None:
+    if folder is None or not getattr(item.config, "_greenloop_mixed", True):
         yield
         return
     exclusive = item.get_closest_marker("exclusive") is not None
