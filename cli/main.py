@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 
 import typer
@@ -52,6 +54,38 @@ app.command("analyze")(analyze.analyze_command)
 app.command("corpus")(corpus.corpus_command)
 app.command("init")(project.init_command)
 app.command("doctor")(project.doctor_command)
+
+
+
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
+def _joined(doc: str) -> str:
+    """A docstring's paragraphs each on one line (list items kept on their own), so
+    Rich wraps them to the terminal instead of breaking where the source did."""
+    paragraphs = []
+    for paragraph in inspect.cleandoc(doc).split("\n\n"):
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            if lines and not paragraph.startswith("\b") and not _ITEM.match(line):
+                lines[-1] += " " + line.strip()
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def _join_help(typer_app: typer.Typer) -> None:
+    for info in typer_app.registered_commands:
+        doc = info.help or inspect.getdoc(info.callback)
+        if doc:
+            info.help = _joined(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _join_help(group.typer_instance)
+
+
+_join_help(app)
 
 # Click's own usage errors (a missing argument, a choice not offered), whichever click Typer brings.
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
