@@ -58,14 +58,11 @@ def analyze_report(report: TestReport, project_root: Path | None, spectrum: Spec
 
 def top_suspects(report: TestReport, classified: list[FailureClassification], index: SourceIndex,
                  spectrum: Spectrum | None) -> dict[str, list[Suspect]]:
-    """Each failing test's top suspects (fault localization), best first, where there are any."""
+    """Each failing test's top suspects (fault localization, with the other failing tests'
+    agreement, as the fixer's first message ranks them), best first, where there are any."""
     localizer = Localizer.for_report(index, report, spectrum)
-    out: dict[str, list[Suspect]] = {}
-    for test, c in zip(report.failing, classified):
-        ranked = localizer.rank(failing_test(test, c))
-        if ranked:
-            out[test.id] = ranked[:RUNNERS_UP + 1]
-    return out
+    ranked = localizer.rank_all([failing_test(test, c) for test, c in zip(report.failing, classified)])
+    return {test_id: suspects[:RUNNERS_UP + 1] for test_id, suspects in ranked.items() if suspects}
 
 
 def _root_cause(report: TestReport, classified: list[FailureClassification], groups: list[FailureGroup]) -> str:

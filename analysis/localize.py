@@ -258,20 +258,40 @@ class Localizer:
     # --- ranking ---------------------------------------------------------------------------
     def rank(self, test: FailingTest, others: Sequence[FailingTest] = ()) -> list[Suspect]:
         """The suspects of ``test``, best first; ``others`` are the run's other failing tests (agreement)."""
-        mine = self._signals(test)
-        if others:
-            shared: dict[str, int] = {}
-            for other in others:
-                if other.id == test.id:
-                    continue
-                theirs = sorted(self._signals(other, light=True).items(), key=lambda kv: -kv[1].score)
-                for key, _ in theirs[:AGREEING_TOP]:
+        shared: dict[str, int] = {}
+        for other in others:
+            if other.id != test.id:
+                for key in self._top_keys(other):
                     shared[key] = shared.get(key, 0) + 1
-            for key, s in mine.items():
-                if shared.get(key):
-                    n = shared[key]
-                    s.score += W_AGREE * min(1.0, n / 3)
-                    s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
+        return self._ranked(self._signals(test), shared)
+
+    def rank_all(self, tests: Sequence[FailingTest]) -> dict[str, list[Suspect]]:
+        """Every failing test's suspects, each with the others' agreement, as ``rank(test, tests)``
+        gives them, with each test's own signals worked out once."""
+        tops = {t.id: self._top_keys(t) for t in tests}
+        everyone: dict[str, int] = {}
+        for keys in tops.values():
+            for key in keys:
+                everyone[key] = everyone.get(key, 0) + 1
+        out: dict[str, list[Suspect]] = {}
+        for t in tests:
+            own = set(tops[t.id])
+            shared = {k: n - (k in own) for k, n in everyone.items() if n - (k in own) > 0}
+            out[t.id] = self._ranked(self._signals(t), shared)
+        return out
+
+    def _top_keys(self, test: FailingTest) -> list[str]:
+        """The suspects of ``test`` that count as its own when other failing tests agree with them."""
+        theirs = sorted(self._signals(test, light=True).items(), key=lambda kv: -kv[1].score)
+        return [key for key, _ in theirs[:AGREEING_TOP]]
+
+    @staticmethod
+    def _ranked(mine: dict[str, Suspect], shared: dict[str, int]) -> list[Suspect]:
+        for key, s in mine.items():
+            n = shared.get(key, 0)
+            if n:
+                s.score += W_AGREE * min(1.0, n / 3)
+                s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
         ranked = sorted(mine.values(), key=lambda s: (-s.score, s.passing, s.file, s.start))
         for s in ranked:
             s.score = round(s.score, 3)

@@ -217,3 +217,25 @@ def test_a_failure_reaching_a_larger_groups_cause_through_its_own_function_joins
     # Without the shared cause among its runners-up, the fourth is a group of its own.
     ranked["tests/test_cart.py::test_d"] = [dur, other]
     assert [len(g.tests) for g in group_failures(by_id(tests, PY_FILES), ranked)] == [3, 1, 1]
+
+
+def test_failures_whose_shared_helper_ranks_first_only_with_agreement_are_one_group(tmp_path):
+    """Each test names its own function and a shared helper that holds the bug: alone, each ranks
+    its own function first; with the other failing tests' agreement (as the fixer's first message
+    ranks them) the helper is first for all, and one request serves the three."""
+    _project(tmp_path, {
+        "lib/helpers.py": "def same(a, b):\n    return a != b\n",
+        "lib/a.py": "def alpha(x):\n    return x\n", "lib/b.py": "def beta(x):\n    return x\n",
+        "lib/c.py": "def gamma(x):\n    return x\n",
+        "tests/test_ids.py": "from lib.a import alpha\nfrom lib.b import beta\nfrom lib.c import gamma\n"
+                             "from lib.helpers import same\n\n\n"
+                             "def test_alpha():\n    assert same(alpha(1), 1)\n\n\ndef test_beta():\n"
+                             "    assert same(beta(2), 2)\n\n\ndef test_gamma():\n    assert same(gamma(3), 3)\n"})
+    tests = [failing(f"tests/test_ids.py::test_{n}", "AssertionError: assert False",
+                     f"tests/test_ids.py:{line + 1}: AssertionError", "tests/test_ids.py")
+             for n, line in (("alpha", 7), ("beta", 11), ("gamma", 15))]
+    for t, line in zip(tests, (7, 11, 15)):
+        t.line = line
+    analysis = analyze_report(TestReport(framework="pytest", tests=tests), tmp_path)
+    assert [sorted(g.tests) for g in analysis.groups] == [sorted(t.id for t in tests)]
+    assert analysis.groups[0].reason == "share their most likely cause, same (lib/helpers.py:1)"
