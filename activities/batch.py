@@ -27,6 +27,7 @@ from .. import telemetry
 from ..domain.candidates import Candidate
 from ..domain.errors import GreenloopError
 from ..domain.workspace import Workspace
+from ..parsers.containers import outcome
 from ..parsers.models import Status
 from ..runner import impact as impact_map
 from ..runner.execute import run_tests
@@ -163,7 +164,7 @@ async def _together(inp: CheckInput, ws: Workspace, ids: list[str], at_least: in
         run = await run_tests(inp.plan, Path(ws.path), out_dir(ws, "validate-batch-single"), inp.sandbox,
                               heartbeat_message, command=command)
     telemetry.record_suite_run("validate-batch-single", run.test.duration_s if run.test else 0.0)
-    return {i: (t := run.report.find(i)) is not None and t.status in PASSING for i in ids}
+    return {t.id: outcome(t, run.report.tests).passed for t in tests}
 
 
 async def _alone(inp: CheckInput, ws: Workspace, test_id: str) -> SingleRun:
@@ -233,6 +234,16 @@ async def _suite(inp: CheckInput, ws: Workspace, label: str) -> SuiteRun:
                                           compare_to=inp.baseline))
 
 
+def _own_tests_in_the_suite(inp: CheckInput, suite: SuiteRun, result: CheckResult) -> None:
+    """Each candidate's test that does not pass in the full-suite run (a file or package that
+    failed to load is judged by the tests it holds once it loads)."""
+    failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
+    for c in inp.candidates:
+        entry = failing.find(c.test_id)
+        if entry is None or not outcome(entry, now).passed:
+            result.still_failing[c.test_id] = "the test passes alone but fails in the full suite"
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -263,10 +274,8 @@ async def check_batch(inp: CheckInput) -> CheckResult:
             result.flaky = [t for t in regressions if t not in twice]
             regressions = [t for t in regressions if t in twice]
             suite = again if not regressions else suite
-        statuses = load_statuses(suite.statuses_path)
-        for c in inp.candidates:
-            if not result.broken and statuses.get(c.test_id) not in PASSING:
-                result.still_failing[c.test_id] = "the test passes alone but fails in the full suite"
+        if not result.broken:
+            _own_tests_in_the_suite(inp, suite, result)
         _regressions(result, regressions, inp, found)
         result.suite = suite
         result.ok = not (result.broken or regressions or result.still_failing)

@@ -21,6 +21,7 @@ from .. import project_config, telemetry
 from ..analysis.localize import Spectrum
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.workspace import Workspace
+from ..parsers.containers import Outcome, outcome
 from ..parsers.locate import SourceIndex
 from ..parsers.models import Status, TestReport
 from ..run_request import ProjectRequest
@@ -209,7 +210,7 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
         (out / "report.json").write_text(report.model_dump_json(indent=1))
     statuses = {t.id: t.status.value for t in report.tests}
     (out / "statuses.json").write_text(json.dumps(statuses))
-    focus = report.find(inp.focus) if inp.focus else None
+    focus = _focus(inp, report)
     result = SuiteRun(
         label=inp.label, report_path=str(out / "report.json"), statuses_path=str(out / "statuses.json"),
         totals=report.totals, build_error=report.build_error,
@@ -231,6 +232,17 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
     return result
 
 
+def _focus(inp: SuiteInput, report: TestReport) -> Outcome | None:
+    """The validated test's outcome in ``report``: a file or package that failed to load in the
+    run it is compared with (the baseline) is judged by the tests it holds once it loads."""
+    if not inp.focus:
+        return None
+    entry = report.find(inp.focus)
+    if entry is None and inp.compare_to is not None:
+        entry = load_report(inp.compare_to.report_path).find(inp.focus)
+    return None if entry is None else outcome(entry, report.tests)
+
+
 @activity.defn
 @typed_errors
 @on_host
@@ -248,14 +260,12 @@ async def run_single_test(inp: SingleInput) -> SingleRun:
                         attempt=telemetry.attempt_of(inp.label), backend=inp.sandbox.backend):
         run = await run_tests(plan, Path(ws.path), out, inp.sandbox, heartbeat_message, command=command)
     telemetry.record_suite_run(inp.label, run.test.duration_s if run.test else 0.0)
-    found = run.report.find(inp.test_id)
-    status = found.status if found else None
-    passed = status in (Status.PASSED, Status.XPASSED) if found else False
+    # A file or package that failed to load is judged by the tests it holds once it loads.
+    now = outcome(failure, run.report.tests)
     log_event(ws.run_dir, "single_run", test=inp.test_id, command=command,
-              status=status.value if status else None, artifacts=str(out))
+              status=now.status.value if now.status else None, artifacts=str(out))
     # Not found because the build broke: the compiler's complaint is why (the next attempt's prompt shows it).
-    message = found.message if found else next(
+    message = now.message if now.status else next(
         (f"the build failed: {t.message}" for t in run.report.tests if run.report.build_error and t.message), None)
-    return SingleRun(test_id=inp.test_id, status=status, passed=passed,
-                     message=message, details=found.details if found else None, output_path=str(out),
-                     duration_s=run.test.duration_s if run.test else 0.0)
+    return SingleRun(test_id=inp.test_id, status=now.status, passed=now.passed, message=message,
+                     details=now.details, output_path=str(out), duration_s=run.test.duration_s if run.test else 0.0)

@@ -4,6 +4,7 @@ steer it. Tests are named by their id or a unique prefix of it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -501,6 +502,34 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
     finish(go())
 
 
+async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: Any, quiet: bool) -> str | None:
+    """Serve a running run's task queue from this command (its worker was a command that is
+    gone), with its scripted LLM if it had one: the scenario's path, else None."""
+    from ..worker import build_worker
+
+    handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
+    request = await live.run_request(client, handle)
+    if request is None:
+        raise GreenloopError(f"run {run_id}'s request cannot be read", kind=ErrorKind.VALIDATION_ERROR)
+    scripted = (await desc.memo()).get("scripted")
+    if scripted:
+        from ..llm.scripted_server import scripted_llm
+
+        if not Path(scripted).is_file():
+            raise GreenloopError(f"run {run_id} was started with the scripted LLM of {scripted}, "
+                                 "which no longer exists", kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion=f"put the scenario back, or abort the run: "
+                                            f"greenloop abort {shlex.quote(run_id)}")
+        stack.enter_context(scripted_llm(Path(scripted)))
+    elif not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise GreenloopError("no ANTHROPIC_API_KEY set: the run asks Claude for its fixes",
+                             kind=ErrorKind.VALIDATION_ERROR, suggestion="set ANTHROPIC_API_KEY")
+    check_sandbox(request.sandbox.backend, quiet=quiet)
+    quiet_worker_logs()
+    await stack.enter_async_context(build_worker(client, task_queue=desc.task_queue))
+    return scripted
+
+
 def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
                    address: AddressOpt = None, namespace: NamespaceOpt = None, as_json: JsonOpt = False) -> None:
     """Resume a run whose worker was the command that started it (an interrupted `greenloop run`,
@@ -508,8 +537,6 @@ def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
     and follow it to its end."""
 
     async def go() -> int:
-        from ..worker import build_worker
-
         client, _ = await _client(address, namespace)
         handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
         try:
@@ -519,25 +546,7 @@ def resume_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
         running = desc.status == WorkflowExecutionStatus.RUNNING
         async with AsyncExitStack() as stack:
             if running:
-                request = await live.run_request(client, handle)
-                if request is None:
-                    raise GreenloopError(f"run {run_id}'s request cannot be read", kind=ErrorKind.VALIDATION_ERROR)
-                scripted = (await desc.memo()).get("scripted")
-                if scripted:
-                    from ..llm.scripted_server import scripted_llm
-
-                    if not Path(scripted).is_file():
-                        raise GreenloopError(f"run {run_id} was started with the scripted LLM of {scripted}, "
-                                             "which no longer exists", kind=ErrorKind.VALIDATION_ERROR,
-                                             suggestion=f"put the scenario back, or abort the run: "
-                                                        f"greenloop abort {shlex.quote(run_id)}")
-                    stack.enter_context(scripted_llm(Path(scripted)))
-                elif not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
-                    raise GreenloopError("no ANTHROPIC_API_KEY set: the run asks Claude for its fixes",
-                                         kind=ErrorKind.VALIDATION_ERROR, suggestion="set ANTHROPIC_API_KEY")
-                check_sandbox(request.sandbox.backend, quiet=as_json)
-                quiet_worker_logs()
-                await stack.enter_async_context(build_worker(client, task_queue=desc.task_queue))
+                scripted = await _serve(stack, client, run_id, desc, quiet=as_json)
                 if not as_json:
                     console.print(f"resuming run [bold]{run_id}[/]: this command serves its task queue "
                                   f"{escape(desc.task_queue)}" + (f" with the scripted LLM of {escape(scripted)}"
@@ -604,18 +613,43 @@ def abort_command(
     reason: Annotated[str, typer.Option(help="Why (kept in the report).")] = "aborted from the CLI",
     address: AddressOpt = None, namespace: NamespaceOpt = None,
 ) -> None:
-    """Abort a run: running sandbox processes are killed, in-flight edits rolled back."""
+    """Abort a run: running sandbox processes are killed, in-flight edits rolled back. A run whose
+    worker was a command that is gone (an interrupted `greenloop run`) is served from this one
+    until it has ended."""
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
+        handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
         try:
-            phase = await client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id).execute_update(
-                FixSuiteWorkflow.abort, reason)
-        except WorkflowUpdateFailedError as exc:
-            raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
+            desc = await handle.describe()
         except RPCError as exc:
             raise no_such_run(run_id, exc) from None
-        console.print(escape(f"{run_id}: {phase}"))
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            raise GreenloopError(f"run {run_id} has already ended ({desc.status.name.lower()})",
+                                 kind=ErrorKind.VALIDATION_ERROR,
+                                 suggestion=f"greenloop status {shlex.quote(run_id)} shows how it ended")
+        async with AsyncExitStack() as stack:
+            try:
+                await handle.query(FixSuiteWorkflow.phase, rpc_timeout=QUERY_TIMEOUT)
+                served = False
+            except RPCError:
+                if not desc.task_queue.startswith(private_prefix()):
+                    raise GreenloopError(f"run {run_id} is in progress but no worker serves it",
+                                         kind=ErrorKind.VALIDATION_ERROR,
+                                         suggestion="start a worker (greenloop worker), then abort it again") from None
+                await _serve(stack, client, run_id, desc, quiet=False)
+                console.print(f"no worker serves run [bold]{run_id}[/]: this command serves it until it has ended")
+                served = True
+            try:
+                phase = await handle.execute_update(FixSuiteWorkflow.abort, reason)
+            except WorkflowUpdateFailedError as exc:
+                raise GreenloopError(getattr(exc.cause, "message", str(exc)), kind=ErrorKind.VALIDATION_ERROR) from None
+            except RPCError as exc:
+                raise no_such_run(run_id, exc) from None
+            console.print(escape(f"{run_id}: {phase}"))
+            if served:  # the rollback and the report need this command's worker until the run ends
+                with contextlib.suppress(WorkflowFailureError):
+                    await handle.result()
         return 0
 
     finish(go())

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import yaml
 
+from greenloop.domain.states import RunOutcome
 from greenloop.server import dev
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from tests.cli.test_run import DEMO, GREENLOOP, SCENARIO, cli_env, greenloop
 from tests.conftest import REPO
 
@@ -163,6 +165,27 @@ async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env,
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads(resumed.stdout)
     assert summary["run_id"] == run_id and len(summary["fixed"]) == 3 and summary["final"]["failed"] == 0
+
+
+async def test_abort_of_a_run_nobody_serves_serves_it_and_ends_it(temporal_env, tmp_path):
+    """The printed `greenloop abort RUN` works after Ctrl-C: no worker serves the run, so the
+    command serves it itself until the abort has rolled back and reported (it hung before)."""
+    address = temporal_env.client.service_client.config.target_host
+    run = Command(tmp_path, "run", "run", str(DEMO), "--scripted", str(slow_scenario(tmp_path, 2.0)),
+                  "--address", address)
+    try:
+        run_id = run.wait_for(RUN_LINE.pattern).group(1)
+        run.wait_for(r"^  tests/\S+: FIXING$")
+        assert run.interrupt() == 130
+    finally:
+        run.stop()
+    aborted = greenloop("abort", run_id, "--address", address, data_home=tmp_path / "data")
+    assert aborted.returncode == 0, aborted.stderr[-3000:]
+    assert f"no worker serves run {run_id}: this command serves it until it has ended" in aborted.stdout
+    summary = await temporal_env.client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id).result()
+    assert summary.state == RunOutcome.ABORTED and summary.report_markdown
+    again = greenloop("abort", run_id, "--address", address, data_home=tmp_path / "data")
+    assert again.returncode == 2 and f"run {run_id} has already ended" in again.stderr, again.stderr
 
 
 async def test_ctrl_c_on_watch_leaves_the_run_going(temporal_env, tmp_path):

@@ -1,0 +1,54 @@
+"""A module that fails to load (a syntax error, the simplest injected bug): pytest reports
+one errored entry named after the test file and runs nothing else. Its fix is judged by the
+tests the file holds once it loads; tests the error hid are reported, never counted green."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from greenloop.domain.states import Verdict
+from greenloop.workflows import fix_one_test
+from greenloop.workflows.fix_suite import child_id
+from tests.workflows.conftest import drive, fix_request
+
+MODULE = "tests/test_money.py"
+BROKEN = 'return f"{cents // 100}.{cents % 100} EUR" +'  # a syntax error, beside the padding bug
+
+
+def _fixer(turn_iteration: int, old: str, new: str) -> list[dict]:
+    return [
+        {"trigger": {"role": "fixer", "iteration": turn_iteration, "turn": 1},
+         "response": {"tool_calls": [{"name": "replace_in_file",
+                                      "input": {"path": "shop/money.py", "old_text": old, "new_text": new}}]}},
+        {"trigger": {"role": "fixer", "iteration": turn_iteration, "turn": 2}, "response": {"text": "done"}},
+    ]
+
+
+async def test_a_module_that_no_longer_loads_is_fixed_by_what_its_tests_say(temporal_env, scripted, demo_repo,
+                                                                             tmp_path):
+    repo = demo_repo
+    money = Path(repo, "shop/money.py")
+    money.write_text(money.read_text().replace('return f"{cents // 100}.{cents % 100} EUR"', BROKEN))
+    server = scripted({"name": "load-error", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "shop/money.py does not parse."}},
+        # Attempt 1 repairs the syntax only: the module loads, and its test of the padding fails.
+        *_fixer(1, 'EUR" +', 'EUR"'),
+        # Attempt 2 repairs both.
+        *_fixer(2, BROKEN, 'return f"{cents // 100}.{cents % 100:02d} EUR"'),
+    ]})
+    request = fix_request(repo, tmp_path)
+    summary, handle = await drive(temporal_env, request)
+
+    assert summary.initial.errored == 1 and summary.initial.total == 1  # pytest stopped at the collection error
+    assert summary.fixed == [MODULE] and summary.attempts == 2
+    child = temporal_env.client.get_workflow_handle_for(fix_one_test.FixOneTestWorkflow.run,
+                                                        child_id(handle.id, MODULE))
+    attempts = (await child.result()).attempts
+    assert [a.verdict for a in attempts] == [Verdict.FAIL, Verdict.PASS]
+    assert (f"{MODULE} loads now, but its test {MODULE}::test_format_whole_euros is failed"
+            in attempts[0].reason), attempts[0].reason
+    # The demo's two cart bugs were hidden by the collection error: they are reported, not green.
+    assert summary.final.failed == 2 and summary.state == "completed"
+    assert sorted(summary.still_failing) == ["tests/test_cart.py::test_add_same_sku_merges_quantities",
+                                             "tests/test_cart.py::test_discount"]
+    assert len([r for r in server.requests if r.role == "fixer"]) == 4
