@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from . import sandbox, telemetry
-from .activities import analysis, batch, bench, conversation, edits, environment, fixing, testing, workspace
+from .activities import analysis, batch, bench, conversation, edits, environment, testing, workspace
 from .activities.host import host_queue
 from .server.client import connect, shared_queue
 from .settings import settings
@@ -32,10 +32,9 @@ ACTIVITIES = [
     workspace.prepare_workspace, workspace.rebuild_workspace, workspace.record_result, workspace.finalize_run,
     workspace.create_worktree, workspace.merge_worktree, workspace.remove_worktree,
     testing.plan_tests, environment.set_up_environment, testing.run_suite, testing.run_single_test,
-    analysis.analyze_suite, analysis.analyze_failure,
+    analysis.analyze_suite,
     analysis.start_analysis, conversation.analyzer_turn, conversation.analyzer_tools, conversation.analyzer_run,
     analysis.finish_analysis,
-    fixing.propose_fix,
     conversation.start_fix, conversation.fixer_turn, conversation.fixer_tools, conversation.fixer_run,
     conversation.finish_fix,
     edits.apply_edits, edits.rollback_edits,

@@ -9,7 +9,6 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from temporalio import activity
 
-from .. import telemetry
 from ..analysis.failure_analysis import analyze_report
 from ..analysis.localize import Spectrum
 from ..analysis.note import AnalysisNote
@@ -18,10 +17,7 @@ from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings
 from ..domain.workspace import Workspace
 from ..llm import prompts
-from ..llm.agent import run_agent
-from ..llm.client import make_client
 from ..llm.first_message import pattern_note
-from ..llm.tools import Overlay
 from ..parsers.models import Status, TestResult
 from ..runner.plan import SuitePlan
 from ..runner.runs import SingleRun, SuiteRun
@@ -30,9 +26,7 @@ from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
 from .conversation import Conversation, begin, final_text, hands_for, load_conversation
 from .errors import typed_errors
-from .heartbeat import heartbeating
 from .host import on_host
-from .llm_errors import provider_errors
 from .testing import load_report, load_statuses
 
 
@@ -134,28 +128,6 @@ def _completed(run_dir: str, test_id: str, note: AnalysisNote) -> AnalysisNote:
     log_event(run_dir, "analysis_complete", test=test_id, kind=note.kind, evidence=note.evidence,
               llm_analysis=note.llm_analysis[:2000])
     return note
-
-
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def analyze_failure(inp: AnalyzeInput) -> AnalysisNote:
-    """Classify the failure, gather its context, and ask the analyzer role (its
-    whole conversation in this one activity: how runs started before the
-    analyzer's conversation was driven by the workflow analyse)."""
-    test, note = _pattern_note(inp)
-    if not inp.llm.analysis_only:
-        client = make_client(inp.llm, role="analyzer", context=f"{inp.run_id}/{inp.test_id}")
-        async with heartbeating("asking the analyzer"):
-            with telemetry.span("greenloop.analysis", role="analyzer", test_id=inp.test_id,
-                                attempt=len(inp.attempts) + 1):
-                outcome = await run_agent(
-                    client, inp.llm, system=prompts.ANALYZER_SYSTEM, user=_analyzer_user(test, note, inp),
-                    overlay=Overlay(Path(inp.workspace.path)), allow_edits=False, heartbeat=activity.heartbeat,
-                )
-        note.llm_analysis, note.usage = outcome.text[:8000], outcome.usage
-    return _completed(inp.workspace.run_dir, inp.test_id, note)
 
 
 @activity.defn

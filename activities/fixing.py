@@ -1,5 +1,7 @@
-"""The FIXING step: the fixer role edits an overlay of the workspace; the
-edit set comes back to the workflow, which applies it with backups.
+"""The FIXING step: what the fixer's conversation (``activities/conversation.py``,
+``start_fix``/``finish_fix``) is given and what it proposes. The fixer role edits an
+overlay of the workspace; the edit set comes back to the workflow, which applies it
+with backups.
 
 An answer with no usable edit (malformed or refused tool calls, nothing
 changed, out of turns) is a failed attempt with that reason; so is an edit
@@ -12,31 +14,19 @@ import difflib
 from pathlib import Path
 
 from pydantic import BaseModel, Field
-from temporalio import activity
 
-from .. import telemetry
 from ..analysis.note import AnalysisNote
 from ..domain.attempts import AttemptRecord
 from ..domain.changes import FileChange, change_between
 from ..domain.edits import EditSet
-from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings, Usage
 from ..domain.workspace import Workspace
-from ..llm import prompts
-from ..llm.agent import run_agent
-from ..llm.client import make_client
 from ..llm.tools import Overlay
 from ..runner.plan import SuitePlan
 from ..runner.runs import SuiteRun
 from ..sandbox.models import SandboxSettings
 from ..workspace.changes import Bases
-from ..workspace.events import log_event
 from ..workspace.fake_fix import fake_fix_reasons
-from .errors import typed_errors
-from .heartbeat import heartbeating
-from .host import on_host
-from .llm_errors import provider_errors
-from .testing import load_report
 
 
 class FixProposal(BaseModel):
@@ -76,36 +66,6 @@ def _diff(root: Path, overlay: Overlay) -> str:
             before.splitlines(keepends=True), (e.content or "").splitlines(keepends=True),
             fromfile=f"a/{e.path}", tofile=f"b/{e.path}" if e.content is not None else "/dev/null"))
     return "".join(chunks)
-
-
-@activity.defn
-@typed_errors
-@on_host
-@provider_errors
-async def propose_fix(inp: FixInput) -> FixProposal:
-    """Ask the fixer for an edit set for one failing test."""
-    root = Path(inp.workspace.path)
-    test = load_report(inp.failure_run.report_path).find(inp.test_id)
-    if test is None:
-        raise GreenloopError(f"test {inp.test_id} is not in its suite report", kind=ErrorKind.VALIDATION_ERROR)
-    if inp.llm.analysis_only:
-        return FixProposal(failure_reason="analysis-only run: no fix asked for", escalate=True)
-    overlay = Overlay(root, allow_production=inp.llm.allow_production_edits)
-    client = make_client(inp.llm, role="fixer", context=f"{inp.run_id}/{inp.test_id}", candidate=inp.candidate)
-    async with heartbeating("asking the fixer"):
-        with telemetry.span("greenloop.fix", role="fixer", test_id=inp.test_id, attempt=inp.attempt):
-            outcome = await run_agent(
-                client, inp.llm, system=prompts.fixer_system(inp.llm.allow_production_edits),
-                user=prompts.fixer_user(test.id, test.file, test.line, test.message, test.details, inp.analysis,
-                                        inp.attempts),
-                overlay=overlay, allow_edits=True, heartbeat=activity.heartbeat,
-            )
-    proposal = proposal_from(root, overlay, outcome.text, outcome.stop, inp, test.file)
-    proposal.usage = outcome.usage
-    log_event(inp.workspace.run_dir, "fix_proposed", test=inp.test_id, attempt=inp.attempt,
-              files=[e.path for e in overlay.edits()], failure=proposal.failure_reason,
-              tool_calls=outcome.tool_calls, usage=proposal.usage.model_dump())
-    return proposal
 
 
 def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixInput,

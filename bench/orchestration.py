@@ -99,7 +99,7 @@ from greenloop.worker import build_worker  # noqa: E402
 from greenloop.workflows.fix_suite import FixSuiteWorkflow  # noqa: E402
 
 TEST_ACTIVITIES = {"run_single_test", "run_suite", "check_batch"}
-LLM_ACTIVITIES = {"analyze_failure", "propose_fix", "fixer_turn", "analyzer_turn"}
+LLM_ACTIVITIES = {"fixer_turn", "analyzer_turn"}
 
 
 def name(i: int) -> str:

@@ -1,10 +1,11 @@
-"""The tool-use loop shared by the analyzer and the fixer roles: ask, run the
-tools the model calls against the overlay, send the results back, until the
-model answers in text or the turn limit is reached."""
+"""The steps of the tool-use conversation shared by the analyzer and the fixer roles:
+ask the model once with the conversation so far (the stable prefix marked for
+caching), and run the tools it calls against the overlay. The loop is the
+workflow's (``workflows/conversation.py``), each step an activity
+(``activities/conversation.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -14,14 +15,6 @@ from ..domain.llm import LLMSettings, Usage
 from . import editor
 from .client import usage_of
 from .tools import SEARCH_TOOL, Overlay
-
-
-class AgentOutcome(BaseModel):
-    text: str
-    usage: Usage
-    turns: int
-    stop: str  # the last stop_reason, "max_turns", or "budget"
-    tool_calls: list[str]
 
 
 def _block_dict(block: Any) -> dict[str, Any]:
@@ -111,40 +104,3 @@ def tool_results(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits:
         out, is_error = overlay.call(use["name"], use["input"], allow_edits=allow_edits, more=more)
         results.append(tool_result(use, out, is_error))
     return results
-
-
-def run_tools(overlay: Overlay, tool_uses: list[dict[str, Any]], allow_edits: bool,
-              calls: list[str]) -> dict[str, Any]:
-    """Run the tool calls of one model turn against ``overlay``; the user message with their results."""
-    return {"role": "user", "content": tool_results(overlay, tool_uses, allow_edits, calls)}
-
-
-async def run_agent(
-    client: Any,
-    settings: LLMSettings,
-    *,
-    system: str,
-    user: str,
-    overlay: Overlay,
-    allow_edits: bool,
-    heartbeat: Callable[[str], None] = lambda _: None,
-) -> AgentOutcome:
-    """Converse until the model stops calling tools; edits land in ``overlay``.
-
-    Stops early (``stop="budget"``) once the conversation alone has cost what
-    was left for it (``settings.left_usd``): the workflows check the run's and
-    the test's totals between calls, this bounds a runaway tool loop within one."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-    usage = Usage()
-    calls: list[str] = []
-    for turn in range(1, settings.max_tool_turns + 1):
-        heartbeat(f"model turn {turn}")
-        step = await model_turn(client, settings, system, messages)
-        usage = usage + step.usage
-        if not step.tool_uses:
-            return AgentOutcome(text=step.text, usage=usage, turns=turn, stop=step.stop, tool_calls=calls)
-        if settings.left_usd is not None and usage.cost_usd >= settings.left_usd:
-            return AgentOutcome(text=step.text, usage=usage, turns=turn, stop="budget", tool_calls=calls)
-        messages.append(step.message)
-        messages.append(run_tools(overlay, step.tool_uses, allow_edits, calls))
-    return AgentOutcome(text="", usage=usage, turns=settings.max_tool_turns, stop="max_turns", tool_calls=calls)

@@ -1,34 +1,36 @@
-"""The tool-use agent and the fixer activity against the scripted
-Anthropic-compatible server, through the real ``anthropic`` client: tokens
-and cost per call and in total, prompt caching requested for the stable
-context, the budget stop, malformed or empty tool calls as a failed attempt
-with the reason, the missing-key error, and provider faults classified for
-Temporal's retries."""
+"""The fixer's and the analyzer's conversations as runs drive them (one activity per model
+call, the loop in the workflow: ``tests/llm/conversing.py`` runs one on the test dev server)
+against the scripted Anthropic-compatible server, through the real ``anthropic`` client:
+tokens and cost per call and in total, prompt caching requested for the stable context, the
+budget stop, malformed or empty tool calls as a failed attempt with the reason, the
+missing-key error, and provider faults classified for Temporal's retries."""
 
 from __future__ import annotations
 
 import socket
 from datetime import timedelta
+from pathlib import Path
 
 import anthropic
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from greenloop.activities.fixing import FixInput, propose_fix
+from greenloop.activities.conversation import Conversation, TurnInput, fixer_turn, load_conversation, start_fix
+from greenloop.activities.fixing import FixInput
 from greenloop.activities.llm_errors import provider_errors
 from greenloop.analysis.note import AnalysisNote
 from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.domain.llm import LLMSettings
 from greenloop.domain.workspace import Workspace
-from greenloop.llm.agent import run_agent
+from greenloop.llm.agent import model_turn
 from greenloop.llm.client import make_client, price_for, usage_of
 from greenloop.llm.scenario import Scenario
 from greenloop.llm.scripted_server import ScriptedLLMServer
-from greenloop.llm.tools import Overlay
 from greenloop.parsers.models import Status, TestReport, TestResult, Totals
 from greenloop.runner.plan import SuitePlan as PlanRef
 from greenloop.runner.runs import SuiteRun
+from tests.llm.conversing import Conversed, converse
 
 MODEL = "claude-sonnet-4-6"  # $3 / $15 per million tokens
 CART = "def total(items):\n    return sum(items) - 1\n"
@@ -59,14 +61,13 @@ def settings(server: ScriptedLLMServer, **kw) -> LLMSettings:
     return LLMSettings(model=MODEL, base_url=server.base_url, **kw)
 
 
-async def converse(server, repo, allow_edits=True, **kw):
-    s = settings(server, **kw)
-    client = make_client(s, role="fixer", context="run-1/tests/test_cart.py::test_total")
-    overlay = Overlay(repo)
-    outcome = await run_agent(client, s, system="You are Greenloop's fixer. " * 30,
-                              user="Failing test: test_total\n" + "context line\n" * 200, overlay=overlay,
-                              allow_edits=allow_edits)
-    return outcome, overlay
+async def fixer(env, server, repo, tmp_path_factory, **kw) -> tuple[Conversed, Conversation]:
+    """The fixer's conversation for the cart's failing test, run to its end as a test's workflow
+    runs it; what the workflow got, and the conversation as its host kept it."""
+    fix = fix_input(repo, tmp_path_factory, settings(server, **kw))
+    out = await converse(env, fix=fix)
+    [ref] = (Path(fix.workspace.run_dir) / "conversations").glob("*/attempt-1.json")
+    return out, load_conversation(str(ref))
 
 
 READ = {"trigger": {"turn": 1}, "response": {
@@ -80,7 +81,8 @@ DONE = {"trigger": {"turn": 3}, "response": {"text": "total() subtracted 1; remo
                                             "input_tokens": 1700, "output_tokens": 20}}
 
 
-async def test_a_scenario_with_the_native_editor_commands_fixes_like_the_old_names(repo, api_key):
+async def test_a_scenario_with_the_native_editor_commands_fixes_like_the_old_names(
+        temporal_env, repo, api_key, tmp_path_factory):
     """The same conversation in Anthropic's text-editor commands: view, then str_replace."""
     name = "str_replace_based_edit_tool"
     view = {"trigger": {"turn": 1}, "response": {"tool_calls": [
@@ -89,26 +91,28 @@ async def test_a_scenario_with_the_native_editor_commands_fixes_like_the_old_nam
         {"name": name, "input": {"command": "str_replace", "path": "shop/cart.py", "old_str": "sum(items) - 1",
                                  "new_str": "sum(items)"}}]}}
     with ScriptedLLMServer(scenario(view, edit, DONE)) as server:
-        outcome, overlay = await converse(server, repo)
+        out, conv = await fixer(temporal_env, server, repo, tmp_path_factory)
         second = server.requests[1].body["messages"][2]["content"][0]
-    assert (outcome.stop, outcome.tool_calls) == ("end_turn", [name, name])
+    assert (conv.turns[-1].stop, conv.calls) == ("end_turn", [name, name])
     assert second["content"].startswith("Here's the result of running `cat -n` on shop/cart.py:")
-    assert [(e.path, e.content) for e in overlay.edits()] == [("shop/cart.py", CART.replace(" - 1", ""))]
+    assert [(e.path, e.content) for e in out.proposal.edit_set.edits] == [("shop/cart.py", CART.replace(" - 1", ""))]
 
 
-async def test_tokens_and_cost_are_counted_per_call_and_summed(repo, api_key):
+async def test_tokens_and_cost_are_counted_per_call_and_summed(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(READ, EDIT, DONE)) as server:
-        outcome, overlay = await converse(server, repo)
-    assert (outcome.stop, outcome.turns, outcome.tool_calls) == ("end_turn", 3, ["read_file", "replace_in_file"])
-    assert outcome.text == "total() subtracted 1; removed it."
-    assert [(e.path, e.content) for e in overlay.edits()] == [("shop/cart.py", CART.replace(" - 1", ""))]
+        out, conv = await fixer(temporal_env, server, repo, tmp_path_factory)
+    proposal = out.proposal
+    assert (conv.turns[-1].stop, len(conv.turns), conv.calls) == ("end_turn", 3, ["read_file", "replace_in_file"])
+    assert proposal.edit_set.rationale == "total() subtracted 1; removed it."
+    assert [(e.path, e.content) for e in proposal.edit_set.edits] == [("shop/cart.py", CART.replace(" - 1", ""))]
     per_call = [usage_of(MODEL, anthropic.types.Usage.model_validate(r.response["usage"])) for r in server.requests]
+    assert out.calls == per_call  # each call's usage reached the workflow as it completed
     assert [(u.input_tokens, u.output_tokens) for u in per_call] == [(1200, 80), (1500, 60), (1700, 20)]
     # the system prompt was written to the cache once, then read
     cache = [(u.cache_creation_input_tokens, u.cache_read_input_tokens) for u in per_call]
     written = cache[0][0]
     assert written > 0 and cache == [(written, 0), (0, written), (0, written)]
-    u = outcome.usage
+    u = proposal.usage
     assert (u.calls, u.input_tokens, u.output_tokens) == (3, 4400, 160)
     assert (u.cache_creation_input_tokens, u.cache_read_input_tokens) == (written, 2 * written)
     expected = (4400 * 3 + 160 * 15 + written * 3 * 1.25 + 2 * written * 3 * 0.1) / 1e6
@@ -122,15 +126,14 @@ async def test_conversations_share_one_connection_pool_but_say_who_is_asking(rep
                                     {"trigger": {"role": "fixer"}, "response": {"text": "no fix"}})) as server:
         s = settings(server)
         analyzer = make_client(s, role="analyzer", context="run-1/a")
-        fixer = make_client(s, role="fixer", context="run-1/b")
-        answers = [await run_agent(c, s, system="sys", user="u", overlay=Overlay(repo), allow_edits=False)
-                   for c in (analyzer, fixer, analyzer)]
+        fixing = make_client(s, role="fixer", context="run-1/b")
+        answers = [await model_turn(c, s, "sys", [{"role": "user", "content": "u"}]) for c in (analyzer, fixing, analyzer)]
         other_key = make_client(s.model_copy(update={"base_url": server.base_url + "/"}), role="fixer", context="c")
     assert [a.text for a in answers] == ["analysed", "no fix", "analysed"]
     assert [(r.role, r.context) for r in server.requests] == [
         ("analyzer", "run-1/a"), ("fixer", "run-1/b"), ("analyzer", "run-1/a")]
-    assert analyzer._client is fixer._client  # one httpx pool (and TLS context) for the worker
-    assert other_key._client is not fixer._client  # another endpoint, another pool
+    assert analyzer._client is fixing._client  # one httpx pool (and TLS context) for the worker
+    assert other_key._client is not fixing._client  # another endpoint, another pool
 
 
 def test_prices_follow_the_model_family():
@@ -143,9 +146,9 @@ def test_prices_follow_the_model_family():
     assert price_for("some-new-model") == (3.0, 15.0)
 
 
-async def test_prompt_caching_is_requested_for_the_stable_context(repo, api_key):
+async def test_prompt_caching_is_requested_for_the_stable_context(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(READ, EDIT, DONE)) as server:
-        await converse(server, repo)
+        await fixer(temporal_env, server, repo, tmp_path_factory)
     first, second = server.requests[0].body, server.requests[1].body
 
     def marks(body):
@@ -159,7 +162,7 @@ async def test_prompt_caching_is_requested_for_the_stable_context(repo, api_key)
     # tools + system prompt + the failure context (the first user message)
     assert marks(first) == [("tools", "search"), ("system", 0), ("message 0 user", "text")]
     assert all(b.get("cache_control") == {"type": "ephemeral"} for b in first["system"])
-    assert first["messages"][0]["content"][0]["text"].startswith("Failing test: test_total")
+    assert first["messages"][0]["content"][0]["text"].startswith("Failing test: `tests/test_cart.py::test_total`")
     # next turn: the context stays marked and the tail (the tool results) moves
     assert marks(second) == [("tools", "search"), ("system", 0), ("message 0 user", "text"),
                              ("message 2 user", "tool_result")]
@@ -172,20 +175,22 @@ LOOP = {"trigger": {}, "response": {
     "input_tokens": 10_000, "output_tokens": 1_000}}  # $0.045 a call
 
 
-async def test_the_budget_stops_a_runaway_tool_loop(repo, api_key):
+async def test_the_budget_stops_a_runaway_tool_loop(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(LOOP)) as server:
-        outcome, overlay = await converse(server, repo, left_usd=0.10, max_tool_turns=20)
-    assert outcome.stop == "budget"
-    assert outcome.turns == 3 and len(server.requests) == 3  # 0.045, 0.09, 0.135 >= 0.10
-    assert outcome.usage.cost_usd >= 0.10 and outcome.usage.calls == 3
-    assert outcome.text == "Still looking."
+        out, conv = await fixer(temporal_env, server, repo, tmp_path_factory, left_usd=0.10, max_tool_turns=20)
+    usage = out.proposal.usage
+    assert out.proposal.failure_reason == "the LLM budget left for this test ($0.1000) was used up"
+    assert len(conv.turns) == 3 and len(server.requests) == 3  # 0.045, 0.09, 0.135 >= 0.10
+    assert usage.cost_usd >= 0.10 and usage.calls == 3
+    assert conv.text == "Still looking."
     # without a budget the same loop runs to the turn limit
     with ScriptedLLMServer(scenario(LOOP)) as server:
-        outcome, _ = await converse(server, repo, max_tool_turns=5)
-    assert (outcome.stop, outcome.turns, outcome.usage.calls) == ("max_turns", 5, 5)
+        out, conv = await fixer(temporal_env, server, repo, tmp_path_factory, max_tool_turns=5)
+    assert out.proposal.failure_reason == "no fix within 5 model turns"
+    assert (len(conv.turns), out.proposal.usage.calls, len(server.requests)) == (5, 5, 5)
 
 
-# --- the fixer activity ------------------------------------------------------------------------
+# --- the fixer's proposal ----------------------------------------------------------------------
 
 
 def fix_input(repo, tmp_path_factory, llm: LLMSettings) -> FixInput:
@@ -215,11 +220,11 @@ def fix_input(repo, tmp_path_factory, llm: LLMSettings) -> FixInput:
      "malformed tool call(s): unknown tool 'patch_file'; create_file: "),
 ])
 async def test_malformed_or_empty_tool_calls_fail_the_attempt_with_the_reason(
-        repo, api_key, tmp_path_factory, calls, reason):
+        temporal_env, repo, api_key, tmp_path_factory, calls, reason):
     sc = scenario({"trigger": {"role": "fixer", "turn": 1}, "response": {"tool_calls": calls}},
                   {"trigger": {"role": "fixer", "turn": 2}, "response": {"text": "Done."}})
     with ScriptedLLMServer(sc) as server:
-        proposal = await ActivityEnvironment().run(propose_fix, fix_input(repo, tmp_path_factory, settings(server)))
+        proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
         results = server.requests[1].body["messages"][-1]["content"]
     assert proposal.edit_set is None and not proposal.escalate
     assert proposal.failure_reason.startswith(reason), proposal.failure_reason
@@ -230,24 +235,23 @@ async def test_malformed_or_empty_tool_calls_fail_the_attempt_with_the_reason(
     assert (repo / "shop" / "cart.py").read_text() == CART
 
 
-async def test_an_empty_answer_fails_the_attempt(repo, api_key, tmp_path_factory):
+async def test_an_empty_answer_fails_the_attempt(temporal_env, repo, api_key, tmp_path_factory):
     sc = scenario({"trigger": {"role": "fixer"}, "response": {"raw_content": []}})
     with ScriptedLLMServer(sc) as server:
-        proposal = await ActivityEnvironment().run(propose_fix, fix_input(repo, tmp_path_factory, settings(server)))
+        proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
     assert proposal.edit_set is None and proposal.failure_reason == "the fixer proposed no edit"
 
 
-async def test_the_fixer_reports_a_used_up_budget(repo, api_key, tmp_path_factory):
+async def test_the_fixer_reports_a_used_up_budget(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(LOOP)) as server:
-        proposal = await ActivityEnvironment().run(
-            propose_fix, fix_input(repo, tmp_path_factory, settings(server, left_usd=0.05)))
+        proposal = (await fixer(temporal_env, server, repo, tmp_path_factory, left_usd=0.05))[0].proposal
     assert proposal.failure_reason == "the LLM budget left for this test ($0.0500) was used up"
     assert proposal.usage.calls == 2 and proposal.usage.cost_usd >= 0.05
 
 
-async def test_a_good_fix_comes_back_as_an_edit_set_with_a_diff(repo, api_key, tmp_path_factory):
+async def test_a_good_fix_comes_back_as_an_edit_set_with_a_diff(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(READ, EDIT, DONE)) as server:
-        proposal = await ActivityEnvironment().run(propose_fix, fix_input(repo, tmp_path_factory, settings(server)))
+        proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
     assert proposal.failure_reason is None
     assert [e.path for e in proposal.edit_set.edits] == ["shop/cart.py"]
     assert "-    return sum(items) - 1\n+    return sum(items)\n" in proposal.edit_set.diff
@@ -269,8 +273,12 @@ def test_no_api_key_is_a_clear_typed_error(monkeypatch):
 async def test_no_api_key_reaches_temporal_as_a_non_retryable_validation_error(
         repo, monkeypatch, tmp_path_factory):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    fix = fix_input(repo, tmp_path_factory, LLMSettings())
+    env = ActivityEnvironment()
+    start = await env.run(start_fix, fix)  # the conversation begins without the provider
+    assert start.ref is not None
     with pytest.raises(ApplicationError) as err:
-        await ActivityEnvironment().run(propose_fix, fix_input(repo, tmp_path_factory, LLMSettings()))
+        await env.run(fixer_turn, TurnInput(workspace=fix.workspace, ref=start.ref, turn=1, llm=fix.llm))
     assert (err.value.type, err.value.non_retryable) == ("validation_error", True)
     assert "ANTHROPIC_API_KEY" in err.value.message
 
@@ -340,11 +348,12 @@ async def test_a_good_answer_passes_through_the_error_mapping():
         assert await ask(server.base_url) == "hello"
 
 
-# --- the analyzer activity and the prompts ------------------------------------------------------
+# --- the analyzer's conversation and the prompts ------------------------------------------------
 
 
-async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, api_key, tmp_path_factory):
-    from greenloop.activities.analysis import AnalyzeInput, analyze_failure
+async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(
+        temporal_env, repo, api_key, tmp_path_factory):
+    from greenloop.activities.analysis import AnalyzeInput
     from greenloop.domain.attempts import AttemptRecord
 
     sc = scenario({"trigger": {"role": "analyzer", "turn": 1}, "response": {
@@ -354,7 +363,7 @@ async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(repo, a
     with ScriptedLLMServer(sc) as server:
         inp = AnalyzeInput(run_id="run-1", workspace=fix.workspace, test_id=fix.test_id, failure_run=fix.failure_run,
                            attempts=[earlier], llm=settings(server))
-        note = await ActivityEnvironment().run(analyze_failure, inp)
+        note = (await converse(temporal_env, analyze=inp)).note
         request = server.requests[0]
     assert (note.kind, note.expected, note.actual) == ("assertion", "3", "2")
     assert note.llm_analysis == "## Root Cause\ntotal() subtracts 1."
