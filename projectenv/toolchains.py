@@ -110,8 +110,10 @@ def recipe(root: Path, language: str) -> Recipe | None:
                       script=[BUNDLE_INSTALL], stage_tree=True,
                       env={"BUNDLE_PATH": "{root}/bundle"}, reason="gems by `bundle install`")
     if language == "java" and (root / "pom.xml").is_file() and _version(("mvn", "--version")):
-        return Recipe(ecosystem="java", manifests=sorted(p.relative_to(root).as_posix() for p in root.rglob("pom.xml")
-                                                          if not {".git", "target"} & set(p.relative_to(root).parts)),
+        poms = sorted(p.relative_to(root).as_posix() for p in root.rglob("pom.xml")
+                      if not any(part.startswith(".") or part in ("target", "node_modules")
+                                 for part in p.relative_to(root).parts[:-1]))
+        return Recipe(ecosystem="java", manifests=poms,  # a multi-module build's every module
                       toolchain=_version(("mvn", "--version")), script=[MAVEN_RESOLVE], stage_tree=True,
                       env={"MAVEN_OPTS": "-Duser.home={root}/maven-setup", "GREENLOOP_HOST_M2": MAVEN_HOST_REPOSITORY},
                       host_ro=[MAVEN_HOST_REPOSITORY],
