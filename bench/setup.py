@@ -15,7 +15,8 @@ Each is the median of N setups; the ratio is cold / warm.
 Then warm suite runs of a Go module and a Rust crate: Greenloop's (the sandbox,
 the environment's kept build caches, the parse) against the bare warm command
 (the plan's test command run directly in a copy of the project, its own
-caches warm); the median of N runs each, after one run that warms both.
+caches warm, with the variables a sandboxed run gets and no other of the
+host's); the median of N runs each, after one run that warms both.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from greenloop.projectenv import cache  # noqa: E402
 from greenloop.projectenv.setup import set_up  # noqa: E402
 from greenloop.runner.execute import run_tests  # noqa: E402
 from greenloop.runner.plan import plan_tests  # noqa: E402
+from greenloop.sandbox.environment import sandbox_env  # noqa: E402
 from greenloop.sandbox.models import SandboxSettings  # noqa: E402
 from tests.projectenv.conftest import NODE_MANIFEST, SRC_LAYOUT, git_init, write  # noqa: E402
 from tests.projectenv.test_setup import CRATE  # noqa: E402
@@ -98,7 +100,11 @@ async def suite_runs(files: dict[str, str], runs: int, settings: SandboxSettings
     bare = shutil.copytree(ws, scratch / "bare")
     plan = plan_tests(ws)
     plan.environment = await set_up(ws, plan.language, plan.framework, settings, scratch / "setup")
-    env = {**os.environ, "GOCACHE": str(scratch / "bare-gocache")}
+    # The bare command gets the variables a sandboxed run gets (the allow-list, a private HOME, the
+    # environment's offline settings), its own build caches, and nothing else of the host's: a host's
+    # RUST_BACKTRACE=1 made every failing Rust test symbolize a backtrace in the bare run only.
+    (scratch / "bare-home").mkdir()
+    env = sandbox_env(str(scratch / "bare-home"), {**plan.environment.env, "GOCACHE": str(scratch / "bare-gocache")})
 
     async def greenloop(i: int) -> float:
         started = time.monotonic()

@@ -67,4 +67,7 @@ class Recipe(BaseModel):
     path_first: list[str] = Field(default_factory=list)  # relative to the environment's root
     import_roots: list[str] = Field(default_factory=list)
     links: dict[str, str] = Field(default_factory=dict)  # workspace name -> path relative to the root
+    # Host folders the setup may read (read-only), when they exist: packages installed on this
+    # machine that it falls back on when the registry cannot be reached.
+    host_ro: list[str] = Field(default_factory=list)
     reason: str = ""

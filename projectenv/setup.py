@@ -183,8 +183,10 @@ async def set_up(workspace: Path, language: str, framework: str, settings: Sandb
                                              "pids": max(settings.pids, 1024)})
         heartbeat(f"setting up: {recipe.reason}")
         result = await sandbox.run(script, folder, script_env, limits, backend=settings.backend, out_dir=out_dir,
-                                   heartbeat=heartbeat, mounts=[Mount(path=str(c), writable=True)
-                                                                for c in caches.values()])
+                                   heartbeat=heartbeat, mounts=[*(Mount(path=str(c), writable=True)
+                                                                  for c in caches.values()),
+                                                                *(Mount(path=h) for h in recipe.host_ro
+                                                                  if os.path.isdir(h))])
         if result.exit_code != 0:
             shutil.rmtree(folder, ignore_errors=True)
             why = "timed out" if result.timed_out else f"exited {result.exit_code}"

@@ -1,13 +1,13 @@
 """The other ecosystems' dependency downloads, where their toolchain exists:
 Rust ``cargo fetch``, Go ``go mod download`` (a ``go.work`` workspace: ``go list -deps -test``
 over its modules), Ruby ``bundle install``, PHP
-``composer install``. (Java's Maven resolves through the project's own
-``.mvn`` settings: its registry is not one a setup can assume.)
+``composer install``, Java's Maven (``mvn test`` once, into the environment's own local repository).
 Each keeps what it fetched in the environment's directory and tells test
 runs (offline) where it is."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -29,6 +29,32 @@ BUNDLE_INSTALL = (
     'bundle install --local" >&2; env -u BUNDLE_PATH GEM_HOME="$GREENLOOP_ENV/gems" bundle install --local; '
     f'printf "%s\\n" "gems installed on this machine by \\`bundle install --local\\` (the registry could not be '
     f'reached)" "unset BUNDLE_PATH" > "$GREENLOOP_ENV/{FALLBACK_FILE}"; }}; }}')
+
+# Maven resolves a build's plugins and dependencies while it builds, and surefire its test provider
+# only when tests run (``dependency:go-offline`` misses that one): the setup runs the suite once
+# (failures ignored) with the environment's own local repository (``m2``), through a settings file
+# in a ``user.home`` of its own (Maven 3.8 reads no arguments from the environment; MAVEN_OPTS can
+# move ``user.home``). When the repositories cannot be reached, the artifacts installed on this
+# machine (~/.m2/repository, shown read-only) stand in as a mirror of every repository, and the
+# setup says so (``FALLBACK_FILE``). Test runs get a settings file that is the same plus
+# ``<offline>``: the artifacts are the ones downloaded, and each is found under the repository id
+# it came from.
+MAVEN_HOST_REPOSITORY = os.path.expanduser("~/.m2/repository")
+MAVEN_RESOLVE = (
+    'settings() { mkdir -p "$GREENLOOP_ENV/$1/.m2"; '
+    'printf "<settings>%s<localRepository>%s</localRepository>%s</settings>\\n" "$2" "$GREENLOOP_ENV/m2" '
+    '"$mirror" > "$GREENLOOP_ENV/$1/.m2/settings.xml"; }; '
+    'resolve() { (cd project && mvn -B -q test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false '
+    '-Dsurefire.failIfNoSpecifiedTests=false); }; '
+    'mirror=""; settings maven-setup ""; '
+    'if ! resolve; then [ -d "$GREENLOOP_HOST_M2" ] || exit 1; '
+    'echo "greenloop: Maven\'s repositories cannot be reached; trying the artifacts installed here: '
+    '$GREENLOOP_HOST_M2" >&2; '
+    'mirror="<mirrors><mirror><id>host</id><mirrorOf>*</mirrorOf><url>file://$GREENLOOP_HOST_M2</url>'
+    '</mirror></mirrors>"; settings maven-setup ""; resolve; '
+    f'printf "%s\\n" "artifacts installed on this machine ($GREENLOOP_HOST_M2; Maven\'s repositories could not '
+    f'be reached)" > "$GREENLOOP_ENV/{FALLBACK_FILE}"; fi; '
+    'settings maven-test "<offline>true</offline>"')
 
 
 @cache
@@ -83,6 +109,16 @@ def recipe(root: Path, language: str) -> Recipe | None:
         return Recipe(ecosystem="ruby", manifests=found, toolchain=_version(("bundle", "--version")),
                       script=[BUNDLE_INSTALL], stage_tree=True,
                       env={"BUNDLE_PATH": "{root}/bundle"}, reason="gems by `bundle install`")
+    if language == "java" and (root / "pom.xml").is_file() and _version(("mvn", "--version")):
+        poms = sorted(p.relative_to(root).as_posix() for p in root.rglob("pom.xml")
+                      if not any(part.startswith(".") or part in ("target", "node_modules")
+                                 for part in p.relative_to(root).parts[:-1]))
+        return Recipe(ecosystem="java", manifests=poms,  # a multi-module build's every module
+                      toolchain=_version(("mvn", "--version")), script=[MAVEN_RESOLVE], stage_tree=True,
+                      env={"MAVEN_OPTS": "-Duser.home={root}/maven-setup", "GREENLOOP_HOST_M2": MAVEN_HOST_REPOSITORY},
+                      host_ro=[MAVEN_HOST_REPOSITORY],
+                      reason="plugins and dependencies by `mvn test` (once, failures ignored) into the "
+                             "environment's local repository")
     if language == "php" and (root / "composer.json").is_file() and _version(("composer", "--version")):
         found = [f for f in ("composer.json", "composer.lock") if (root / f).is_file()]
         return Recipe(ecosystem="php", manifests=found, toolchain=_version(("composer", "--version")),
@@ -137,4 +173,5 @@ def test_env(ecosystem: str, root: str, manifests: list[str] | tuple[str, ...] =
         "rust": {"CARGO_HOME": f"{root}/cargo", "CARGO_NET_OFFLINE": "true"},
         "go": {"GOMODCACHE": f"{root}/gomod", "GOFLAGS": "-mod=mod", "GOPROXY": "off"},
         "ruby": {"BUNDLE_PATH": f"{root}/bundle"},
+        "java": {"MAVEN_OPTS": f"-Duser.home={root}/maven-test"},
     }.get(ecosystem, {})

@@ -337,3 +337,69 @@ async def test_a_kept_cargo_build_never_tests_another_checkouts_code(home, tmp_p
     again = await run_tests(plan, ws, tmp_path / "three", SETTINGS)
     assert _statuses(again)["tests::adds"] == Status.FAILED  # the workspace's code, built again
     assert "Compiling sums" in _stderr(again)
+
+
+MAVEN_PROJECT = {
+    "pom.xml": """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>example</groupId>
+          <artifactId>sums</artifactId>
+          <version>0.1.0</version>
+          <properties>
+            <maven.compiler.release>17</maven.compiler.release>
+            <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+          </properties>
+          <dependencies>
+            <dependency>
+              <groupId>org.junit.jupiter</groupId>
+              <artifactId>junit-jupiter</artifactId>
+              <version>5.11.4</version>
+              <scope>test</scope>
+            </dependency>
+          </dependencies>
+          <build>
+            <plugins>
+              <plugin><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+              <plugin><artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version></plugin>
+              <plugin><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
+            </plugins>
+          </build>
+        </project>
+        """,
+    "src/main/java/sums/Sums.java": "package sums;\n\npublic final class Sums {\n"
+                                    "    public static int add(int a, int b) { return a - b; }\n}\n",
+    "src/test/java/sums/SumsTest.java": """
+        package sums;
+
+        import static org.junit.jupiter.api.Assertions.assertEquals;
+        import org.junit.jupiter.api.Test;
+
+        class SumsTest {
+            @Test void adds() { assertEquals(4, Sums.add(2, 2)); }
+            @Test void zero() { assertEquals(0, Sums.add(0, 0)); }
+        }
+        """,
+    ".gitignore": "/target\n",
+}
+
+
+async def test_maven_resolves_into_the_environments_repository_and_tests_run_offline(home, tmp_path):
+    # Maven Central is not reachable from this machine (DNS): the setup falls back on the artifacts
+    # installed here (~/.m2/repository, read-only) as a mirror, and says so.
+    ws = git_init(write(tmp_path / "sums", MAVEN_PROJECT))
+    plan = plan_tests(ws)
+    assert plan.language == "java" and plan.framework == "maven-surefire"
+    environment = await set_up(ws, plan.language, plan.framework, SETTINGS.model_copy(update={"setup_timeout_s": 600}),
+                               tmp_path / "setup")
+    assert environment.source == "built" and environment.ecosystem == "java" and environment.manifests == ["pom.xml"]
+    assert "artifacts installed on this machine" in environment.reason, environment.reason
+    repository = Path(environment.root) / "m2"
+    assert list(repository.glob("org/junit/jupiter/junit-jupiter-api/5.11.4/*.jar"))
+    assert list(repository.glob("org/apache/maven/surefire/surefire-junit-platform/3.2.5/*.jar"))  # the provider
+    # The test runs have no network and do not see ~/.m2: what they use is the environment's repository.
+    plan = plan.model_copy(update={"environment": environment})
+    run = await run_tests(plan, ws, tmp_path / "suite", SETTINGS.model_copy(update={"timeout_s": 300}))
+    assert _statuses(run) == {"sums.SumsTest#adds": Status.FAILED, "sums.SumsTest#zero": Status.PASSED}, run.test
+    assert "Downloading" not in run.test.stdout_head + run.test.stdout_tail

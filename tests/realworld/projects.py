@@ -347,6 +347,44 @@ PROJECTS: tuple[Project, ...] = (
                 what="FnvHasher::write ORs each byte into the hash instead of XOR (wrong operator)"),
         ),
     ),
+    Project(
+        name="go-difflib", package="golang-github-pmezard-go-difflib-dev", registry="debian",
+        version="1.0.0-3", archive="golang-github-pmezard-go-difflib-dev_1.0.0-3_all.deb",
+        sha256="e40784b6b23b94127c81010189ad0bc582c20b3bbdc145aa8a52c9622f8192f9",
+        source="usr/share/gocode/src/github.com/pmezard/go-difflib", go_module="github.com/pmezard/go-difflib",
+        kind="Go module github.com/pmezard/go-difflib 1.0.0 (Debian's source, GOPATH layout: the suite adds the "
+             "go.mod), no dependency; its only package is in a subfolder (difflib/), nothing at the module's root",
+        tests_dir="difflib",
+        hand_install=("go", "version"), hand_test=("go", "test", "./..."),
+        bugs=(
+            Bug(path="difflib/difflib.go",
+                original='\tif length == 1 {\n\t\treturn fmt.Sprintf("%d", beginning)\n\t}\n\tif length == 0 {',
+                injected='\tif length <= 1 {\n\t\treturn fmt.Sprintf("%d", beginning)\n\t}\n\tif length == 0 {',
+                breaks=r"TestOmitFilenames|TestOutputFormatRangeFormatUnified",
+                what="a unified diff's empty range is written `N` instead of `N,0` (the context format's "
+                     "rule copied: `<=` for `==`)"),
+        ),
+    ),
+    Project(
+        name="scopeguard", package="librust-scopeguard-dev", registry="debian",
+        version="1.1.0-1", archive="librust-scopeguard-dev_1.1.0-1_amd64.deb",
+        sha256="864953c2558cb59a899d0130be9f151b9c0a4e053c40033e72eea24f57fd6d7a",
+        source="usr/share/cargo/registry/scopeguard-1.1.0",
+        kind="Rust crate scopeguard 1.1.0 as published on crates.io (Debian's librust-scopeguard-dev): "
+             "no dependency, a default feature (use_std), src/lib.rs with unit tests in `mod tests` and "
+             "doctests, an example; cargo test",
+        tests_dir="src",
+        hand_install=("cargo", "--version"), hand_test=("cargo", "test"),
+        bugs=(
+            Bug(path="src/lib.rs",
+                original="impl Strategy for OnSuccess {\n    #[inline]\n"
+                         "    fn should_run() -> bool { !std::thread::panicking() }",
+                injected="impl Strategy for OnSuccess {\n    #[inline]\n"
+                         "    fn should_run() -> bool { std::thread::panicking() }",
+                breaks=r"test_defer_success_[12]",
+                what="the OnSuccess strategy runs only when unwinding, as OnUnwind does (negation lost)"),
+        ),
+    ),
 )
 
 
