@@ -33,7 +33,7 @@ from ..settings import settings
 from ..workspace import prepare as prep
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
-from ..workspace.changes import edits_for
+from ..workspace.changes import apply_changes
 from ..workspace.events import log_event
 from ..workspace.moved_head import follow_head, source_commit
 from ..workspace.publish import open_pull_request, push_branch
@@ -389,7 +389,7 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
     store, merged = BackupStore(run_dir, path), dict[str, str]()
     for change in inp.accepted:
         if change.changes is not None:
-            store.apply(change.test_id, change.attempt, edits_for(path, change.changes))
+            apply_changes(store, change.test_id, change.attempt, change.changes)
         elif change.edit_set is not None:
             store.apply(change.test_id, change.attempt, change.edit_set.edits)
         elif change.patch_text is not None:
