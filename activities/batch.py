@@ -38,7 +38,7 @@ from ..runner.select import selection_command
 from ..sandbox.models import SandboxSettings
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
-from ..workspace.changes import Bases, edits_for, rebase
+from ..workspace.changes import Bases, apply_changes, rebase
 from ..workspace.events import log_event
 from .errors import typed_errors
 from .host import on_host
@@ -125,7 +125,7 @@ def _scratch(inp: CheckInput) -> tuple[Workspace, Path]:
     wt.create(Path(inp.workspace.path), path)
     store = BackupStore(folder, path)
     for c in inp.candidates:
-        store.apply(c.test_id, c.attempt, edits_for(path, c.changes))
+        apply_changes(store, c.test_id, c.attempt, c.changes)
     return inp.workspace.model_copy(update={"path": str(path), "run_dir": str(folder), "branch": None}), path
 
 
@@ -297,8 +297,7 @@ async def accept_batch(inp: AcceptInput) -> list[str]:
     store = BackupStore(Path(inp.workspace.run_dir), Path(inp.workspace.path))
     files: list[str] = []
     for c in inp.candidates:
-        edits = await asyncio.to_thread(edits_for, Path(inp.workspace.path), c.changes)
-        files += await asyncio.to_thread(store.apply, c.test_id, c.attempt, edits)
+        files += await asyncio.to_thread(apply_changes, store, c.test_id, c.attempt, c.changes)
     log_event(inp.workspace.run_dir, "batch_accepted", tests=[c.test_id for c in inp.candidates], files=files)
     return files
 

@@ -286,7 +286,7 @@ async def finish_fix(inp: FinishFixInput) -> FixProposal:
     proposal = proposal_from(root, _overlay(root, conv), final_text(conv, inp.stop), inp.stop, fix,
                              test.file if test else None)
     log_event(fix.workspace.run_dir, "fix_proposed", test=fix.test_id, attempt=fix.attempt,
-              files=[e.path for e in proposal.edit_set.edits] if proposal.edit_set else [],
+              files=proposal.files,
               failure=proposal.failure_reason, tool_calls=conv.calls, turns=len(conv.turns),
               test_runs=conv.counts.test_runs, commands=conv.counts.commands)
     return proposal.model_copy(update={"test_runs": conv.counts.test_runs, "commands": conv.counts.commands})

@@ -1,4 +1,4 @@
-"""Activities that apply an attempt's edits (with backups) and roll them back."""
+"""Activities that apply an attempt's fix (its compact changes, with backups) and roll it back."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 from pydantic import BaseModel
 from temporalio import activity
 
-from ..domain.edits import EditSet
+from ..domain.changes import FileChange
 from ..domain.workspace import Workspace
 from ..workspace import worktree
 from ..workspace.backups import BackupStore
+from ..workspace.changes import apply_changes
 from ..workspace.events import log_event
 from .errors import typed_errors
 from .host import on_host, require_file
@@ -21,7 +22,7 @@ class ApplyInput(BaseModel):
     workspace: Workspace
     test_id: str
     attempt: int
-    edit_set: EditSet
+    changes: list[FileChange]  # the fix, compact: never whole files (see activities/fixing.py)
 
 
 class AppliedEdits(BaseModel):
@@ -49,7 +50,7 @@ def _store(ws: Workspace) -> BackupStore:
 async def apply_edits(inp: ApplyInput) -> AppliedEdits:
     """Back up and apply; a retry after a crash redoes it exactly once."""
     store = _store(inp.workspace)
-    files = await asyncio.to_thread(store.apply, inp.test_id, inp.attempt, inp.edit_set.edits)
+    files = await asyncio.to_thread(apply_changes, store, inp.test_id, inp.attempt, inp.changes)
     diff = await asyncio.to_thread(store.diff, inp.test_id, inp.attempt)
     log_event(inp.workspace.run_dir, "fix_applied", test=inp.test_id, attempt=inp.attempt, files=files)
     return AppliedEdits(files=files, diff=diff[-20_000:])

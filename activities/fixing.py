@@ -1,7 +1,9 @@
 """The FIXING step: what the fixer's conversation (``activities/conversation.py``,
 ``start_fix``/``finish_fix``) is given and what it proposes. The fixer role edits an
-overlay of the workspace; the edit set comes back to the workflow, which applies it
-with backups.
+overlay of the workspace; the fix comes back to the workflow as compact changes
+(``domain/changes.py``: per file, the lines it replaces in the version it was
+written on, never the whole file), which the workflow applies with backups or
+sends to the validation queue.
 
 An answer with no usable edit (malformed or refused tool calls, nothing
 changed, out of turns) is a failed attempt with that reason; so is an edit
@@ -18,7 +20,6 @@ from pydantic import BaseModel, Field
 from ..analysis.note import AnalysisNote
 from ..domain.attempts import AttemptRecord
 from ..domain.changes import FileChange, change_between
-from ..domain.edits import EditSet
 from ..domain.llm import LLMSettings, Usage
 from ..domain.workspace import Workspace
 from ..llm.tools import Overlay
@@ -28,19 +29,35 @@ from ..sandbox.models import SandboxSettings
 from ..workspace.changes import Bases
 from ..workspace.fake_fix import fake_fix_reasons
 
+# A proposal's diff (for the attempt's record and the reports) is cut to its last this many characters.
+MOST_DIFF_CHARS = 20_000
+# A fix whose changes weigh more than this (their new lines) is refused: it would make a payload that
+# grows with what the model writes (a whole generated file), where every other one is bounded.
+MOST_FIX_BYTES = 128 * 1024
+
 
 class FixProposal(BaseModel):
-    """What the fixer activity returns: edits, or why there are none."""
+    """What the fixer activity returns: a fix, or why there is none.
 
-    edit_set: EditSet | None = None
-    # The same edits, compact: what each replaces in the version it was written on (the validation
-    # queue's candidate; those versions are kept in the run directory for a rebase).
-    changes: list[FileChange] = Field(default_factory=list[FileChange])
+    The fix travels as compact changes, so the payload grows with what the fix changes, not with the
+    size of the files it touches (a one-line fix to a 100 kB module weighs about a kilobyte); the
+    versions they were written on are kept in the run directory (``Bases``) for a rebase."""
+
+    changes: list[FileChange] = Field(default_factory=list[FileChange])  # empty: no fix
+    rationale: str = ""
+    diff: str = ""  # its unified diff, cut to ``MOST_DIFF_CHARS`` (what the reports show)
     failure_reason: str | None = None  # malformed answer, rejected edit, no edit...
     escalate: bool = False  # the policy says a person must look (fake-fix policy "escalate")
     usage: Usage = Field(default_factory=Usage)
     test_runs: int = 0  # the tests the fixer ran mid-conversation (its run_tests calls that ran)
     commands: int = 0  # the sandboxed commands it ran (its bash calls that ran)
+
+    @property
+    def files(self) -> list[str]:
+        return [c.path for c in self.changes]
+
+    def changed_lines(self) -> int:
+        return sum(c.changed_lines() for c in self.changes)
 
 
 class FixInput(BaseModel):
@@ -92,12 +109,17 @@ def proposal_from(root: Path, overlay: Overlay, text: str, stop: str, inp: FixIn
             p = root / e.path
             changes.append((e.path, p.read_text(errors="replace") if p.is_file() else None, e.content))
         fake = fake_fix_reasons(changes, test_file)
-        if fake:
+        compact = [change_between(path, before, after) for path, before, after in changes]
+        weight = sum(c.size() for c in compact)
+        if weight > MOST_FIX_BYTES:
+            proposal.failure_reason = (f"the fix writes {weight / 1024:.0f} kB of new lines, over the "
+                                       f"{MOST_FIX_BYTES // 1024} kB a fix may change: make a smaller one")
+        elif fake:
             proposal.failure_reason = "rejected as a fake fix: " + "; ".join(fake)
             proposal.escalate = inp.llm.fake_fix_policy == "escalate"
         else:
-            proposal.edit_set = EditSet(edits=edits, rationale=outcome_text[:4000], diff=_diff(root, overlay))
-            proposal.changes = [change_between(path, before, after) for path, before, after in changes]
+            proposal.rationale, proposal.diff = outcome_text[:4000], _diff(root, overlay)[-MOST_DIFF_CHARS:]
+            proposal.changes = compact
             bases = Bases(Path(inp.workspace.run_dir))
             for _, before, _ in changes:
                 bases.keep(before)

@@ -33,7 +33,7 @@ from ..settings import settings
 from ..workspace import prepare as prep
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore, slug
-from ..workspace.changes import edits_for
+from ..workspace.changes import apply_changes
 from ..workspace.events import log_event
 from ..workspace.moved_head import follow_head, source_commit
 from ..workspace.publish import open_pull_request, push_branch
@@ -153,10 +153,12 @@ async def prepare_workspace(inp: PrepareInput) -> Workspace:
     async with heartbeating("copying the repository"):
         branch, base = await asyncio.to_thread(prep.prepare, inp.request.repo, inp.request.ref, inp.run_id, path)
         tree = await asyncio.to_thread(git, path, "rev-parse", f"{base}^{{tree}}")
+        source = await asyncio.to_thread(source_commit, path, base)
     log_event(run_dir, "workspace_ready", repo=inp.request.repo, path=str(path), branch=branch, base=base,
-              host=host_id())
+              source=source, host=host_id())
     return Workspace(path=str(path), run_dir=str(run_dir), repo=inp.request.repo, branch=branch,
-                     base_commit=base, host_queue=my_host_queue(), base_tree=tree, ref=inp.request.ref)
+                     base_commit=base, source_commit=source, host_queue=my_host_queue(), base_tree=tree,
+                     ref=inp.request.ref)
 
 
 def _run_dir(run_id: str, request: ProjectRequest) -> Path:
@@ -389,7 +391,7 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
     store, merged = BackupStore(run_dir, path), dict[str, str]()
     for change in inp.accepted:
         if change.changes is not None:
-            store.apply(change.test_id, change.attempt, edits_for(path, change.changes))
+            apply_changes(store, change.test_id, change.attempt, change.changes)
         elif change.edit_set is not None:
             store.apply(change.test_id, change.attempt, change.edit_set.edits)
         elif change.patch_text is not None:
@@ -399,7 +401,7 @@ def rebuild(inp: RebuildInput, run_dir: Path) -> tuple[Workspace, dict[str, str]
             wt.apply(path, patch)
             merged[change.test_id] = str(patch)
     ws = Workspace(path=str(path), run_dir=str(run_dir), repo=lost.repo, branch=branch, base_commit=base,
-                   host_queue=my_host_queue(), base_tree=tree, ref=lost.ref)
+                   source_commit=lost.source_commit, host_queue=my_host_queue(), base_tree=tree, ref=lost.ref)
     return ws, merged
 
 

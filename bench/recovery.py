@@ -58,8 +58,10 @@ VICTIM = "tests/test_cart.py::test_discount"  # the demo's second test: the firs
 KINDS = {
     "fixer_turn": {"state": FixState.FIXING, "delay": 6.0},  # a model call in flight
     "run_single_test": {"state": FixState.VALIDATING, "slow": True},
-    "apply_edits": {"crash": "apply_edits"},
-    "merge_worktree": {"crash": "merge_worktree", "concurrency": 2},
+    # Only a fix validated alone is applied by apply_edits or merged from a worktree (the queue, the
+    # default, accepts batches instead): these kinds run with --validation each.
+    "apply_edits": {"crash": "apply_edits", "validation": "each"},
+    "merge_worktree": {"crash": "merge_worktree", "concurrency": 2, "validation": "each"},
 }
 
 
@@ -105,7 +107,8 @@ async def one(client: Client, root: Path, kind: str | None, args) -> dict[str, f
             await wait_polling(client, hosts)
             request = FixRequest(repo=str(repo), sandbox=SandboxSettings(backend=args.sandbox, timeout_s=120),
                                  llm=LLMSettings(model="claude-scripted", max_tool_turns=8),
-                                 concurrency=spec.get("concurrency", 1), heartbeat_timeout_s=args.heartbeat,
+                                 concurrency=spec.get("concurrency", 1), validation=spec.get("validation", "queue"),
+                                 heartbeat_timeout_s=args.heartbeat,
                                  host_timeout_s=args.host_timeout)
             run_id = f"recovery-{kind or 'none'}-{uuid.uuid4().hex[:6]}"
             start = time.time()

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from temporalio.api.workflow.v1 import PendingActivityInfo
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from ..domain.llm import Usage
@@ -101,6 +101,7 @@ class Board:
         self.console, self.run_id, self.answer_hint, self.quiet = console, run_id, answer_hint, quiet
         self.live = (console.is_terminal if live is None else live) and not quiet
         self.phase = ""
+        self.base_commit: str | None = None  # the user's commit the fixes apply to, once the run named it
         self.doing = ""  # what the run's own activity in flight is doing (set-up, a suite run)
         self.views: dict[str, FixStatusView] = {}
         self.started: dict[str, datetime] = {}
@@ -129,6 +130,13 @@ class Board:
             self.phase = phase
             if not self.live and not self.quiet:
                 self.console.print(f"[dim]{escape(phase)}[/]")
+
+    def set_base_commit(self, commit: str | None) -> None:
+        """The commit the run's fixes apply to: in the header, or a plain line when it is learnt."""
+        if commit and commit != self.base_commit:
+            self.base_commit = commit
+            if not self.live and not self.quiet:
+                self.console.print(f"base commit: {escape(commit)}")
 
     def set_doing(self, doing: str) -> None:
         """What the run's activity in flight is doing ("" when none runs); a plain line for a new step."""
@@ -183,7 +191,10 @@ class Board:
                           str(v.attempt or ""), v.last_verdict.value if v.last_verdict else "",
                           self._elapsed(v.test_id))
         budget = f" of ${self.budget:.2f}" if self.budget is not None else " (no budget)"
-        lines: list[RenderableType] = [Text(title, style="italic"), table]
+        lines: list[RenderableType] = [Text(title, style="italic")]
+        if self.base_commit:
+            lines.append(Text(f"base commit: {self.base_commit}", style="dim"))
+        lines.append(table)
         if self.doing:
             lines.append(Text(f"now: {self.doing}", style="cyan"))
         lines += [Text(w, style="cyan") for w in self.slow_calls.values()]
@@ -204,6 +215,15 @@ async def run_request(client: Client, handle: WorkflowHandle) -> FixRequest | No
     except (RPCError, ValueError, TypeError):
         return None
     return None
+
+
+async def base_commit(handle: WorkflowHandle, timeout: timedelta | None = None) -> str | None:
+    """The commit a running run's fixes apply to (None: not named yet, or a worker whose code
+    has no such query)."""
+    try:
+        return await handle.query(FixSuiteWorkflow.base_commit, rpc_timeout=timeout)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
 
 
 # A model call running this long is named under the table (a slow model, a long answer).
@@ -239,6 +259,8 @@ class Tracker:
         except RPCError:
             return
         b.set_phase(phase)
+        if b.base_commit is None:
+            b.set_base_commit(await base_commit(self.handle, self.timeout))
         b.set_doing(await self._doing())
         in_flight = Usage()
         for v in views:
@@ -294,6 +316,7 @@ class Tracker:
     async def finished(self, summary: RunSummary) -> None:
         """The run ended: every test's last state (no longer answerable), its times (also for a
         test that started and ended between two looks) and the whole spend."""
+        self.board.set_base_commit(summary.base_commit)
         for v in summary.tests:
             if v.workflow_id and v.test_id not in self.board.ended:
                 await self._times(v)

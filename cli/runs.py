@@ -15,7 +15,7 @@ import uuid
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 from pydantic import ValidationError
@@ -409,8 +409,16 @@ def no_such_run(run_id: str, exc: RPCError) -> GreenloopError:
                           suggestion="`greenloop runs` lists the recent runs and their ids")
 
 
-async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]:
-    """(phase, per-test views) of a run: live from its workflows while it runs,
+class RunViews(NamedTuple):
+    """What ``status`` shows of a run: its phase, the commit its fixes apply to, its tests."""
+
+    phase: str
+    base_commit: str | None
+    views: list[FixStatusView]
+
+
+async def _views(client: Client, run_id: str) -> RunViews:
+    """A run's phase, base commit and per-test views: live from its workflows while it runs,
     from its summary once it ended (that needs no worker)."""
     handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
     try:
@@ -423,10 +431,12 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
         except WorkflowFailureError as exc:
             raise run_failed(run_id, exc) from None
         why = summary.reason.strip().splitlines()[0] if summary.reason.strip() else ""
-        return f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.tests
+        return RunViews(f"finished: {summary.state.value}" + (f" ({why})" if why else ""), summary.base_commit,
+                        summary.tests)
     try:
         phase = await handle.query(FixSuiteWorkflow.phase, rpc_timeout=QUERY_TIMEOUT)
         views = await handle.query(FixSuiteWorkflow.status, rpc_timeout=QUERY_TIMEOUT)
+        base = await live.base_commit(handle, QUERY_TIMEOUT)
     except RPCError as exc:
         resume = f"greenloop resume {shlex.quote(run_id)}"
         raise GreenloopError(f"run {run_id} is in progress but did not answer ({exc.message}): no worker serves it",
@@ -444,7 +454,7 @@ async def _views(client: Client, run_id: str) -> tuple[str, list[FixStatusView]]
             except RPCError:
                 pass  # not started yet: the parent's view stands
         out.append(v)
-    return phase, out
+    return RunViews(phase, base, out)
 
 
 def resolve_test(views: list[FixStatusView], name: str) -> FixStatusView:
@@ -469,12 +479,12 @@ def status_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        phase, views = await _views(client, run_id)
+        phase, base, views = await _views(client, run_id)
         if as_json:
-            print(json.dumps({"run_id": run_id, "phase": phase, "tests": [v.model_dump(mode="json") for v in views]},
-                             indent=2))
+            print(json.dumps({"run_id": run_id, "phase": phase, "base_commit": base,
+                              "tests": [v.model_dump(mode="json") for v in views]}, indent=2))
             return 0
-        table = Table(title=escape(f"{run_id}: {phase}"))
+        table = Table(title=escape(f"{run_id}: {phase}"), caption=escape(f"base commit: {base}") if base else None)
         for col in ("test", "state", "attempt", "last verdict", "last event"):
             table.add_column(col, overflow="fold")
         for v in views:
@@ -570,7 +580,7 @@ def answer_command(
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        view = resolve_test((await _views(client, run_id))[1], test)
+        view = resolve_test((await _views(client, run_id)).views, test)
         handle = client.get_workflow_handle_for(FixOneTestWorkflow.run, view.workflow_id or "")
         answer = Answer(choice=choice, attempts=attempts, by=os.environ.get("USER", "cli"), note=note)
         try:
@@ -596,7 +606,7 @@ def rollback_command(
 
     async def go() -> int:
         client, _ = await _client(address, namespace)
-        view = resolve_test((await _views(client, run_id))[1], test)
+        view = resolve_test((await _views(client, run_id)).views, test)
         try:
             msg = await client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id).execute_update(
                 FixSuiteWorkflow.rollback, view.test_id)

@@ -12,12 +12,6 @@ from .states import Verdict
 from .suspects import Suspect
 
 
-def changed_lines(diff: str) -> int:
-    """A fix's size: the lines its unified diff adds or removes."""
-    return sum(1 for line in diff.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
-
-
 class CandidateRecord(BaseModel):
     """One of an attempt's several candidate fixes (``--candidates K``): its size,
     and what validating it said (no verdict: not validated, a smaller one passed first)."""

@@ -38,6 +38,10 @@ class FileChange(BaseModel):
         """About what it weighs in a payload (its new lines)."""
         return sum(len(line) for h in self.hunks for line in h.lines)
 
+    def changed_lines(self) -> int:
+        """The lines it removes and adds (a diff's ``-`` and ``+`` lines)."""
+        return sum(h.end - h.start + len(h.lines) for h in self.hunks)
+
 
 class ChangeRefused(Exception):
     """A change applied to a version of its file other than the one it was written on."""

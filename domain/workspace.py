@@ -14,6 +14,9 @@ class Workspace(BaseModel):
     repo: str
     branch: str | None = None
     base_commit: str | None = None
+    # The user's commit the run started from, the one its fixes apply to: ``base_commit``, or its parent
+    # when ``base_commit`` holds the user's uncommitted changes (None: the repository had no commit).
+    source_commit: str | None = None
     # The task queue of the worker that holds this workspace (its host queue): every activity
     # that touches the run's files goes there. None: the workflow's own queue (one shared disk).
     host_queue: str | None = None

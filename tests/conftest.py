@@ -51,12 +51,12 @@ async def start_temporal_env():
     """A dev server of this process's own (in-memory), search attributes registered."""
     from temporalio.testing import WorkflowEnvironment
 
-    from greenloop.server.client import DATA_CONVERTER
     from greenloop.server.dev import temporal_binary
     from greenloop.server.search_attributes import ALL
+    from tests.payload_bound import TEST_CONVERTER
 
     return await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(), data_converter=DATA_CONVERTER,
+        dev_server_existing_path=temporal_binary(), data_converter=TEST_CONVERTER,
         search_attributes=ALL, dev_server_log_level="error", ui=False,
     )
 
@@ -107,19 +107,34 @@ async def temporal_env(request):
     from temporalio.client import Client
     from temporalio.testing import WorkflowEnvironment
 
-    from greenloop.server.client import DATA_CONVERTER
+    from tests.payload_bound import TEST_CONVERTER
 
     address = await asyncio.to_thread(_shared_server_address, Path(folder))
     client = None
     for _ in range(100):  # listening comes a moment before the frontend answers
         try:
-            client = await Client.connect(address, data_converter=DATA_CONVERTER)
+            client = await Client.connect(address, data_converter=TEST_CONVERTER)
             break
         except RuntimeError:
             await asyncio.sleep(0.2)
     if client is None:
-        client = await Client.connect(address, data_converter=DATA_CONVERTER)
+        client = await Client.connect(address, data_converter=TEST_CONVERTER)
     yield WorkflowEnvironment.from_client(client)
+
+
+@pytest.fixture(autouse=True)
+def payloads_within_bound():
+    """Every test fails when anything it ran on Temporal produced a payload over the tests'
+    bound (``tests/payload_bound.py``): the codec raised then, and the run may have gone on
+    another way (an activity retried, a workflow task failing again)."""
+    from tests.payload_bound import BOUND
+
+    before = len(BOUND.over)
+    yield
+    over = BOUND.over[before:]
+    del BOUND.over[before:]
+    if over:
+        pytest.fail("payload(s) over the tests' bound reached the converter:\n" + "\n".join(over))
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -27,10 +27,9 @@ with workflow.unsafe.imports_passed_through():
     from ..activities.fixing import FixInput, FixProposal
     from ..activities.testing import SingleInput, SuiteInput
     from ..domain.answers import Answer, AnswerChoice
-    from ..domain.attempts import AttemptRecord, CandidateRecord, changed_lines
+    from ..domain.attempts import AttemptRecord, CandidateRecord
     from ..domain.candidates import Candidate
     from ..domain.changes import FileChange
-    from ..domain.edits import EditSet
     from ..domain.errors import Refused
     from ..domain.llm import LLMSettings, Usage
     from ..domain.states import FixState, Verdict
@@ -377,7 +376,7 @@ class FixOneTestWorkflow:
         proposal = await fixer_conversation(fix_input, inp.request, self._count)
         record.usage = record.usage + proposal.usage
         record.test_runs, record.commands = note.test_runs + proposal.test_runs, note.commands + proposal.commands
-        if proposal.edit_set is None:
+        if not proposal.changes:
             record.verdict, record.reason = Verdict.FAIL, proposal.failure_reason or "no edit proposed"
             self._history.append(f"attempt {number}: {record.reason}")
             return Verdict.FAIL, proposal.escalate
@@ -402,14 +401,13 @@ class FixOneTestWorkflow:
                 continue
             record.usage = record.usage + outcome.usage
             record.test_runs, record.commands = record.test_runs + outcome.test_runs, record.commands + outcome.commands
-            edits = outcome.edit_set
-            if edits is None:
+            if not outcome.changes:
                 record.candidates.append(CandidateRecord(
                     number=c, verdict=Verdict.FAIL, reason=outcome.failure_reason or "no edit proposed"))
             else:
                 record.candidates.append(CandidateRecord(
-                    number=c, size=changed_lines(edits.diff), files=[e.path for e in edits.edits]))
-            proposals.append(outcome if edits else None)
+                    number=c, size=outcome.changed_lines(), files=outcome.files))
+            proposals.append(outcome if outcome.changes else None)
         escalate = any(isinstance(p, FixProposal) and p.escalate for p in done)
         ready = sorted((cand for cand in record.candidates if proposals[cand.number - 1]),
                        key=lambda r: (r.size, r.number))
@@ -435,16 +433,16 @@ class FixOneTestWorkflow:
         """Validate one proposed fix (applied here, or through the run's validation queue);
         ``candidate``: which of the attempt's candidates it is (history lines say so)."""
         inp = self._inp
-        assert proposal.edit_set is not None
-        record.rationale = proposal.edit_set.rationale
+        assert proposal.changes
+        record.rationale = proposal.rationale
         if candidate is not None:
             self._history.append(f"attempt {number}: validating candidate {candidate}")
         if inp.queue:
-            return await self._queued(number, record, proposal.edit_set, proposal.changes)
+            return await self._queued(number, record, proposal)
 
         applied = await host_activity(
             edit_acts.apply_edits,
-            ApplyInput(workspace=inp.workspace, test_id=inp.test_id, attempt=number, edit_set=proposal.edit_set),
+            ApplyInput(workspace=inp.workspace, test_id=inp.test_id, attempt=number, changes=proposal.changes),
             inp.workspace, inp.request, quick_options(inp.request.heartbeat_timeout_s),
         )
         self._applied_attempt = number
@@ -466,11 +464,11 @@ class FixOneTestWorkflow:
         proposals the run sent back to be made again (with the conflict that stopped each)."""
         return self._attempts[:-1] + [r for r in self._remade if r.number == number]
 
-    async def _queued(self, number: int, record: AttemptRecord, edit_set: EditSet,
-                      changes: list[FileChange]) -> tuple[Verdict, bool]:
+    async def _queued(self, number: int, record: AttemptRecord, proposal: FixProposal) -> tuple[Verdict, bool]:
         """Validation queue: send the candidate to the run and wait for its verdict.
         Nothing is applied here: the run applies a fix to the workspace once its batch passed."""
-        record.diff, record.files = edit_set.diff[-20_000:], [e.path for e in edit_set.edits]
+        changes = proposal.changes
+        record.diff, record.files = proposal.diff, proposal.files
         self._set(FixState.VALIDATING, "waiting for a batch")
         parent = workflow.info().parent
         assert parent is not None, "a queued test is always a child of its run"

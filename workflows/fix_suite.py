@@ -106,6 +106,7 @@ class FixSuiteWorkflow:
         self._driver: Driver | None = None  # made once the run has its queue of failures
         self._phase = "starting"
         self._ignored: list[str] = []  # signals the run could not take, and why
+        self._base_commit: str | None = None  # named from the start (the summary's once the run started)
 
     # --- what people see ---------------------------------------------------------
 
@@ -117,6 +118,14 @@ class FixSuiteWorkflow:
     @workflow.query
     def phase(self) -> str:
         return self._phase
+
+    @workflow.query
+    def base_commit(self) -> str | None:
+        """The user's commit the run started from, the one its fixes apply to (None: not known yet,
+        the workspace is being prepared, or the repository had no commit)."""
+        if self._run.started:
+            return self._run.progress.summary.base_commit
+        return self._base_commit
 
     @workflow.query
     def summary(self) -> RunSummary | None:
@@ -134,8 +143,10 @@ class FixSuiteWorkflow:
              f"\n\nan ESCALATED test is answered in its own workflow, `{workflow.info().workflow_id}/test/` "
              f"+ the test id: {ANSWER_HINT}")
             + f"\n\nto undo a fixed test: {ROLLBACK_HINT}\n\nto stop the run: {ABORT_HINT}")
+        base = self.base_commit()
         workflow.set_current_details(
-            f"**{phase}**" + (f"\n\ntests: {states}" if states else "") + steer
+            f"**{phase}**" + (f"\n\nbase commit: `{base}` (the fixes apply to it)" if base else "")
+            + (f"\n\ntests: {states}" if states else "") + steer
             + "".join(f"\n\nignored: {line}" for line in self._ignored[-3:]))
 
     def _ignore(self, line: str) -> None:
@@ -305,6 +316,7 @@ class FixSuiteWorkflow:
         ws = await workflow.execute_activity(
             workspace_acts.prepare_workspace, PrepareInput(run_id=run_id, request=ProjectRequest.of(request)),
             **setup_options(request.heartbeat_timeout_s))
+        summary.base_commit = self._base_commit = ws.source_commit
         try:
             plan = await host_activity(
                 testing_acts.plan_tests, PlanInput(workspace=ws, request=ProjectRequest.of(request)), ws, request,

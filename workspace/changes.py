@@ -21,7 +21,7 @@ from ..domain.changes import ChangeRefused, FileChange, apply_change, change_bet
 from ..domain.edits import Edit
 from ..domain.errors import ErrorKind, GreenloopError
 from ..git_command import GIT_ENV
-from .backups import atomic_write
+from .backups import BackupStore, atomic_write
 
 # A conflict shown to the model is cut to this many characters.
 MOST_CONFLICT_CHARS = 4000
@@ -59,6 +59,14 @@ def edits_for(root: Path, changes: list[FileChange]) -> list[Edit]:
             raise GreenloopError(f"{exc}: it must be rebased first", kind=ErrorKind.VALIDATION_ERROR,
                                  path=change.path) from exc
     return edits
+
+
+def apply_changes(store: BackupStore, test_id: str, attempt: int, changes: list[FileChange]) -> list[str]:
+    """Back up and apply ``changes`` to ``store``'s workspace as the attempt's edits; safe to call
+    again after a crash: what a dead worker applied of them is restored first, so each change meets
+    the version it was written on."""
+    store.restore(test_id, attempt)
+    return store.apply(test_id, attempt, edits_for(store.workspace, changes))
 
 
 class Rebased(BaseModel):

@@ -18,6 +18,7 @@ import uuid
 
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
+from tests.cli.test_follow import slow_scenario
 from tests.cli.test_run import DEMO, SCENARIO, greenloop
 from tests.conftest import REPO
 from tests.workflows.conftest import fix_request
@@ -112,3 +113,42 @@ async def test_watch_follows_a_run_in_plain_lines_and_runs_lists_it(temporal_env
     missing = greenloop("watch", "no-such-run", "--address", address, data_home=tmp_path)
     assert missing.returncode == 2 and "no run 'no-such-run'" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+async def test_watch_and_status_name_the_base_commit_from_the_start(temporal_env, demo_repo, scripted, tmp_path):
+    # The commit the fixes apply to is named while the run goes, not only in its last lines: a person
+    # who commits meanwhile knows from the start what the patch will be written against.
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run([*git, *args], cwd=demo_repo, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=demo_repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    scripted(slow_scenario(tmp_path, 3.0))
+    queue, run_id = f"base-{uuid.uuid4().hex[:6]}", f"based-{uuid.uuid4().hex[:6]}"
+    env = {**os.environ, "GREENLOOP_TASK_QUEUE": queue}
+    address = temporal_env.client.service_client.config.target_host
+    cli = [sys.executable, "-m", "greenloop.cli.main"]
+    async with build_worker(temporal_env.client, task_queue=queue):
+        handle = await temporal_env.client.start_workflow(FixSuiteWorkflow.run, fix_request(demo_repo, tmp_path),
+                                                          id=run_id, task_queue=queue)
+        for _ in range(300):
+            if await handle.query(FixSuiteWorkflow.base_commit):
+                break
+            await asyncio.sleep(0.2)
+        status = await asyncio.to_thread(subprocess.run, [*cli, "status", run_id, "--address", address, "--json"],
+                                         cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+        table = await asyncio.to_thread(subprocess.run, [*cli, "status", run_id, "--address", address],
+                                        cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+        watched = await asyncio.to_thread(subprocess.run, [*cli, "watch", run_id, "--address", address],
+                                          cwd=REPO, capture_output=True, text=True, timeout=250, env=env)
+    assert status.returncode == 0, status.stderr[-2000:]
+    running = json.loads(status.stdout)
+    assert running["base_commit"] == head and not running["phase"].startswith("finished"), running
+    assert table.returncode == 0 and f"base commit: {head}" in table.stdout, table.stdout
+    assert watched.returncode == 0, watched.stderr[-3000:]
+    lines = watched.stdout.splitlines()
+    # Said once the run named it, before any test's state, and again with the outcome.
+    named = lines.index(f"base commit: {head}")
+    first_test = next(i for i, line in enumerate(lines) if line.startswith("  tests/"))
+    assert named < first_test, watched.stdout
+    assert f"  base commit: {head}" in lines and "completed: fixed 3" in watched.stdout

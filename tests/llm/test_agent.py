@@ -95,7 +95,8 @@ async def test_a_scenario_with_the_native_editor_commands_fixes_like_the_old_nam
         second = server.requests[1].body["messages"][2]["content"][0]
     assert (conv.turns[-1].stop, conv.calls) == ("end_turn", [name, name])
     assert second["content"].startswith("Here's the result of running `cat -n` on shop/cart.py:")
-    assert [(e.path, e.content) for e in out.proposal.edit_set.edits] == [("shop/cart.py", CART.replace(" - 1", ""))]
+    assert [c.path for c in out.proposal.changes] == ["shop/cart.py"]
+    assert "-    return sum(items) - 1\n+    return sum(items)\n" in out.proposal.diff
 
 
 async def test_tokens_and_cost_are_counted_per_call_and_summed(temporal_env, repo, api_key, tmp_path_factory):
@@ -103,8 +104,9 @@ async def test_tokens_and_cost_are_counted_per_call_and_summed(temporal_env, rep
         out, conv = await fixer(temporal_env, server, repo, tmp_path_factory)
     proposal = out.proposal
     assert (conv.turns[-1].stop, len(conv.turns), conv.calls) == ("end_turn", 3, ["read_file", "replace_in_file"])
-    assert proposal.edit_set.rationale == "total() subtracted 1; removed it."
-    assert [(e.path, e.content) for e in proposal.edit_set.edits] == [("shop/cart.py", CART.replace(" - 1", ""))]
+    assert proposal.rationale == "total() subtracted 1; removed it."
+    assert [c.path for c in proposal.changes] == ["shop/cart.py"]
+    assert "-    return sum(items) - 1\n+    return sum(items)\n" in proposal.diff
     per_call = [usage_of(MODEL, anthropic.types.Usage.model_validate(r.response["usage"])) for r in server.requests]
     assert out.calls == per_call  # each call's usage reached the workflow as it completed
     assert [(u.input_tokens, u.output_tokens) for u in per_call] == [(1200, 80), (1500, 60), (1700, 20)]
@@ -226,7 +228,7 @@ async def test_malformed_or_empty_tool_calls_fail_the_attempt_with_the_reason(
     with ScriptedLLMServer(sc) as server:
         proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
         results = server.requests[1].body["messages"][-1]["content"]
-    assert proposal.edit_set is None and not proposal.escalate
+    assert not proposal.changes and not proposal.escalate
     assert proposal.failure_reason.startswith(reason), proposal.failure_reason
     assert proposal.usage.calls == 2
     # the model was told each call failed, and why
@@ -239,7 +241,7 @@ async def test_an_empty_answer_fails_the_attempt(temporal_env, repo, api_key, tm
     sc = scenario({"trigger": {"role": "fixer"}, "response": {"raw_content": []}})
     with ScriptedLLMServer(sc) as server:
         proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
-    assert proposal.edit_set is None and proposal.failure_reason == "the fixer proposed no edit"
+    assert not proposal.changes and proposal.failure_reason == "the fixer proposed no edit"
 
 
 async def test_the_fixer_reports_a_used_up_budget(temporal_env, repo, api_key, tmp_path_factory):
@@ -249,13 +251,13 @@ async def test_the_fixer_reports_a_used_up_budget(temporal_env, repo, api_key, t
     assert proposal.usage.calls == 2 and proposal.usage.cost_usd >= 0.05
 
 
-async def test_a_good_fix_comes_back_as_an_edit_set_with_a_diff(temporal_env, repo, api_key, tmp_path_factory):
+async def test_a_good_fix_comes_back_as_changes_with_a_diff(temporal_env, repo, api_key, tmp_path_factory):
     with ScriptedLLMServer(scenario(READ, EDIT, DONE)) as server:
         proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
     assert proposal.failure_reason is None
-    assert [e.path for e in proposal.edit_set.edits] == ["shop/cart.py"]
-    assert "-    return sum(items) - 1\n+    return sum(items)\n" in proposal.edit_set.diff
-    assert proposal.edit_set.rationale == "total() subtracted 1; removed it."
+    assert proposal.files == ["shop/cart.py"]
+    assert "-    return sum(items) - 1\n+    return sum(items)\n" in proposal.diff
+    assert proposal.rationale == "total() subtracted 1; removed it."
     assert (repo / "shop" / "cart.py").read_text() == CART  # applied later, by the workflow
 
 
@@ -393,3 +395,15 @@ def test_the_fixer_prompt_says_whether_production_code_may_change():
     assert "Analyzer's findings:\n## Root Cause\nno kiwi price" in user
     assert "Expected:" not in user  # no compared values for a KeyError
     assert user.count("x") <= 6_000 + 10  # long details are cut to their end
+
+
+async def test_a_fix_that_writes_more_than_a_fix_may_change_is_refused(temporal_env, repo, api_key, tmp_path_factory):
+    # Every payload of a run is bounded; a fix is bounded by what it may change, not by what the model writes.
+    big = "".join(f"VALUE_{i} = {i}  # a generated table, line after line\n" for i in range(4000))  # 217 kB
+    create = {"trigger": {"turn": 1}, "response": {"tool_calls": [
+        {"name": "create_file", "input": {"path": "shop/table.py", "content": big}}]}}
+    with ScriptedLLMServer(scenario(create, {"trigger": {"turn": 2}, "response": {"text": "Done."}})) as server:
+        proposal = (await fixer(temporal_env, server, repo, tmp_path_factory))[0].proposal
+    assert not proposal.changes and not proposal.escalate
+    assert proposal.failure_reason == "the fix writes 217 kB of new lines, over the 128 kB a fix may change: " \
+                                      "make a smaller one", proposal.failure_reason

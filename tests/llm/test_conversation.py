@@ -33,6 +33,7 @@ from greenloop.activities.conversation import (
     fixer_turn,
     start_fix,
 )
+from greenloop.domain.changes import apply_change
 from greenloop.llm.scripted_server import ScriptedLLMServer
 from greenloop.reports.record import FixOneTestResult, FixStatusView
 from greenloop.worker import build_worker
@@ -68,10 +69,11 @@ async def test_each_step_is_done_once_and_the_proposal_comes_from_the_conversati
         # the second request carried the first turn's tool result
         assert server.requests[1].body["messages"][-1]["content"][0]["type"] == "tool_result"
         proposal = await env.run(finish_fix, FinishFixInput(fix=fix, ref=start.ref, stop=second.stop))
-    assert proposal.edit_set is not None and proposal.failure_reason is None
-    assert [(e.path, e.content) for e in proposal.edit_set.edits] == [
-        ("shop/cart.py", CART.replace("sum(items) - 1", "sum(items)"))]
-    assert proposal.edit_set.rationale == "total() subtracted one."
+    assert proposal.changes and proposal.failure_reason is None
+    # The fix travels as what it changes, applied on the version it was written on.
+    assert proposal.files == ["shop/cart.py"] and proposal.changed_lines() == 2
+    assert apply_change(proposal.changes[0], CART) == CART.replace("sum(items) - 1", "sum(items)")
+    assert proposal.rationale == "total() subtracted one."
     assert (repo / "shop" / "cart.py").read_text() == CART  # the overlay, not the workspace
 
 

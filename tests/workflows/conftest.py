@@ -7,8 +7,9 @@ import asyncio
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
@@ -25,7 +26,9 @@ from greenloop.server.history import run_chain
 from greenloop.worker import build_worker
 from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from tests.histories import kept as kept_histories
+from tests.payload_bound import BOUND
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "samples" / "demo-python"
 # The light sandbox keeps workflow tests fast; tests/sandbox covers every backend.
@@ -69,12 +72,26 @@ def fix_request(repo: Path, tmp_path: Path, **overrides) -> FixRequest:
 
 
 async def drive(env, request: FixRequest, run_id: str | None = None) -> tuple[RunSummary, WorkflowHandle]:
-    """Run ``FixSuiteWorkflow`` for ``request`` to its end, with a fresh worker on its own task queue."""
+    """Run ``FixSuiteWorkflow`` for ``request`` to its end, with a fresh worker on its own task queue;
+    a payload over the tests' bound (``tests/payload_bound.py``) fails it at once (the run would
+    otherwise retry the workflow task that made it forever)."""
     queue = f"q-{uuid.uuid4().hex[:6]}"
     async with build_worker(env.client, task_queue=queue):
         handle = await env.client.start_workflow(FixSuiteWorkflow.run, request, id=run_id or f"run-{uuid.uuid4().hex[:6]}",
                                                  task_queue=queue)
-        return await handle.result(), handle
+        return await within_bound(handle.result()), handle
+
+
+async def within_bound(result: Awaitable[T]) -> T:
+    """``result``, or an AssertionError as soon as a payload over the tests' bound was refused."""
+    seen = len(BOUND.over)
+    task = asyncio.ensure_future(result)
+    while not task.done():
+        await asyncio.wait([task], timeout=0.5)
+        if len(BOUND.over) > seen and not task.done():
+            task.cancel()
+            raise AssertionError("a payload over the tests' bound: " + BOUND.over[seen])
+    return task.result()
 
 
 async def replays(client: Client, handle: WorkflowHandle, keep: str | None = None) -> int:

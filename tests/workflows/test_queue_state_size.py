@@ -6,6 +6,7 @@ measured, long before Temporal's 2 MiB limit (which would wedge the run)."""
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,10 @@ from greenloop.activities.workspace import AcceptedChange
 from greenloop.domain.changes import change_between
 from greenloop.domain.edits import Edit, EditSet
 from greenloop.server.history import run_chain
+from greenloop.workflows.fix_suite import FixSuiteWorkflow
 from greenloop.workflows.payloads import MOST_PAYLOAD_BYTES, STATE_TOO_LARGE, StateTooLarge, guarded
+from tests.histories.kept import child_ids
+from tests.payload_bound import BOUND, MOST_TEST_PAYLOAD_BYTES, TEST_CONVERTER, PayloadOverBound
 from tests.workflows.conftest import drive, fix_request, replays
 from tests.workflows.test_merge_queue import scenario, tid
 
@@ -78,6 +82,13 @@ async def test_a_run_whose_fixes_in_large_files_once_outgrew_the_limit_completes
     histories = await run_chain(temporal_env.client, handle.id, handle.first_execution_run_id or "")
     largest = max(e.ByteSize() for h in histories for e in h.events)
     assert largest < 256 * 1024, largest  # every event: a batch check's input, the continued state...
+    # The children's too: a one-line fix to a ~110 kB module travels as what it changes (finish_fix's
+    # result once held the whole file: 117 kB), and so does everything else a child hands Temporal.
+    children = [await temporal_env.client.get_workflow_handle(c).fetch_history()
+                for c in dict.fromkeys(c for h in histories for c in child_ids(h))]
+    assert len(children) >= 24
+    largest_child = max(e.ByteSize() for h in children for e in h.events)
+    assert largest_child < 16 * 1024, largest_child
     ws = Path(request.run_dir) / "workspace" / "calc"
     assert all((ws / f"m{i:02d}.py").read_text() == MODULE.replace("return 0  # bug", "return 1") for i in range(24))
 
@@ -112,3 +123,15 @@ async def test_a_state_too_large_to_continue_ends_the_run_with_its_report_and_pa
     fixed_modules = {f"calc/m{int(t[-2:]):02d}.py" for t in summary.fixed}
     assert {m for m in fixed_modules if m in patch} == fixed_modules
     assert all(f"calc/m{int(t[-2:]):02d}.py" not in patch for t in summary.skipped)
+
+
+async def test_the_tests_converter_refuses_a_payload_over_its_bound(temporal_env, tmp_path):
+    # Every test on the dev server encodes through it: a payload that grows past the bound fails its test.
+    request = fix_request(tmp_path, tmp_path, test_command="x" * (MOST_TEST_PAYLOAD_BYTES + 1))
+    with BOUND.expecting_over() as refused, pytest.raises(
+            PayloadOverBound, match=r"a payload of 25\d\.\d KiB, over the tests' bound of 256 KiB: \{"):
+        await temporal_env.client.start_workflow(FixSuiteWorkflow.run, request, id=f"over-{uuid.uuid4().hex[:6]}",
+                                                 task_queue="nobody")
+    assert len(refused) == 1
+    small = fix_request(tmp_path, tmp_path)
+    assert len(await BOUND.encode(TEST_CONVERTER.payload_converter.to_payloads([small]))) == 1
