@@ -547,3 +547,4 @@ async def test_the_next_batch_is_checked_on_top_of_the_batch_being_judged(tempor
     assert len(events(run_dir, "batch_checked")) == len(accepted) == len(checks)
     assert not [n for n in summary.notes if "checked again on the accepted state" in n]
     assert_only_validated_in(run_dir / "workspace", run_dir, 6, failing)
+
