@@ -18,6 +18,11 @@ neither half fails alone but both together do, the first half is kept and the
 second judged on top of it. What is accepted was always validated as a whole:
 an abort or a lost worker in the middle of a bisection accepts nothing more.
 The batch size doubles while batches pass and halves after a failure.
+Two batches are checked at once (``CHECKS_IN_FLIGHT``): while one is judged, the next
+(edits to other files, gathered until it is full) is checked on top of it, like a merge
+queue's speculation; that check stands when the batch under it was accepted whole and
+everything that passed with it still passes, else the batch is checked again on the
+accepted state. Batches are accepted in order.
 With a test-impact map (``runner/impact.py``) a failing batch first checks
 the fixes whose files none of the regressing tests ran, and judges the others
 on top of them.
@@ -218,11 +223,17 @@ class QueueDriver(Driver):
                     return
                 continue
             size = progress.batch_size or first_size(request.in_flight, request.max_batch)
-            try:  # a batch fills while children are still proposing, for a few seconds at most
+            if ahead is not None and ahead.judged.done():
+                ahead = None
+            judging = ahead.judged if ahead is not None else None
+            try:  # a batch fills while children are still proposing: for a few seconds at most, or, when it
+                # would be checked on top of a batch in flight, until it is full or that batch is judged
                 await workflow.wait_condition(
                     lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)
-                    or self._closing or self.run.abort_requested or bool(self.run.rollback_queue),
-                    timeout=timedelta(seconds=GATHER_S), timeout_summary="a batch fills")
+                    or self._closing or self.run.abort_requested or bool(self.run.rollback_queue)
+                    or (judging is not None and judging.done()),
+                    timeout=None if judging is not None else timedelta(seconds=GATHER_S),
+                    timeout_summary="a batch fills")
             except asyncio.TimeoutError:
                 pass
             if self.run.abort_requested or self.run.rollback_queue:
