@@ -17,7 +17,10 @@ workspace itself is never touched by a check, so checks run side by side.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import shutil
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -56,6 +59,9 @@ class CheckInput(BaseModel):
     candidates: list[Candidate]
     sandbox: SandboxSettings
     label: str  # names the scratch worktree and the artifacts: "batch-<n>-<k>"
+    # A speculative check: the batch in flight these candidates are checked on top of (applied in
+    # the scratch first, unless it was accepted into the run workspace meanwhile).
+    ahead: list[Candidate] = Field(default_factory=list[Candidate])
     singles: bool = True  # check the candidates' own tests first (one runner invocation)
     # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
     rolled_back: list[str] = Field(default_factory=list)
@@ -117,14 +123,32 @@ class RebaseResult(BaseModel):
 PASSING = (Status.PASSED, Status.XPASSED)
 
 
+@contextmanager
+def _accepting(run_dir: str) -> Generator[None]:
+    """Held while the run workspace's accepted state is copied or changed: a speculative
+    check's scratch sees a batch in flight either wholly accepted or not at all."""
+    lock = Path(run_dir) / "accept.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _scratch(inp: CheckInput) -> tuple[Workspace, Path]:
-    """The accepted state plus the candidates' edits, in a fresh worktree of the run workspace."""
+    """The accepted state plus the candidates' edits (on top of ``inp.ahead``'s, those not
+    accepted yet), in a fresh worktree of the run workspace."""
     folder = Path(inp.workspace.run_dir) / "batches" / inp.label
     shutil.rmtree(folder / "backups", ignore_errors=True)  # a retried check starts over
     path = folder / "workspace"
-    wt.create(Path(inp.workspace.path), path)
+    with _accepting(inp.workspace.run_dir):
+        wt.create(Path(inp.workspace.path), path)
+        accepted = BackupStore(Path(inp.workspace.run_dir), Path(inp.workspace.path))
+        ahead = [c for c in inp.ahead if not accepted.has(c.test_id, c.attempt)]
     store = BackupStore(folder, path)
-    for c in inp.candidates:
+    for c in ahead + inp.candidates:
         apply_changes(store, c.test_id, c.attempt, c.changes)
     return inp.workspace.model_copy(update={"path": str(path), "run_dir": str(folder), "branch": None}), path
 
@@ -283,9 +307,18 @@ async def check_batch(inp: CheckInput) -> CheckResult:
     finally:
         await asyncio.to_thread(wt.remove, Path(inp.workspace.path), path)
         log_event(inp.workspace.run_dir, "batch_checked", label=inp.label, ok=result.ok,
-                  tests=[c.test_id for c in inp.candidates], regressions=result.regressions,
+                  tests=[c.test_id for c in inp.candidates], ahead=[c.test_id for c in inp.ahead], regressions=result.regressions,
                   still_failing=sorted(result.still_failing), flaky=result.flaky, broken=result.broken,
                   suite_runs=result.suite_runs, impacted=result.impacted, innocent=result.innocent)
+
+
+def _apply_accepted(inp: AcceptInput) -> list[str]:
+    store = BackupStore(Path(inp.workspace.run_dir), Path(inp.workspace.path))
+    files: list[str] = []
+    with _accepting(inp.workspace.run_dir):
+        for c in inp.candidates:
+            files += apply_changes(store, c.test_id, c.attempt, c.changes)
+    return files
 
 
 @activity.defn
@@ -294,10 +327,7 @@ async def check_batch(inp: CheckInput) -> CheckResult:
 async def accept_batch(inp: AcceptInput) -> list[str]:
     """Apply a validated batch's edit sets to the run workspace, in order, with backups
     (a rollback by hand restores them); a retry after a crash redoes it exactly once."""
-    store = BackupStore(Path(inp.workspace.run_dir), Path(inp.workspace.path))
-    files: list[str] = []
-    for c in inp.candidates:
-        files += await asyncio.to_thread(apply_changes, store, c.test_id, c.attempt, c.changes)
+    files = await asyncio.to_thread(_apply_accepted, inp)
     log_event(inp.workspace.run_dir, "batch_accepted", tests=[c.test_id for c in inp.candidates], files=files)
     return files
 

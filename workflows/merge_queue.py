@@ -18,6 +18,11 @@ neither half fails alone but both together do, the first half is kept and the
 second judged on top of it. What is accepted was always validated as a whole:
 an abort or a lost worker in the middle of a bisection accepts nothing more.
 The batch size doubles while batches pass and halves after a failure.
+Two batches are checked at once (``CHECKS_IN_FLIGHT``): while one is judged, the next
+(edits to other files, gathered until it is full) is checked on top of it, like a merge
+queue's speculation; that check stands when the batch under it was accepted whole and
+everything that passed with it still passes, else the batch is checked again on the
+accepted state. Batches are accepted in order.
 With a test-impact map (``runner/impact.py``) a failing batch first checks
 the fixes whose files none of the regressing tests ran, and judges the others
 on top of them.
@@ -26,7 +31,9 @@ on top of them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -38,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.candidates import Candidate
     from ..domain.states import FixState, Verdict
     from ..reports.record import FixOneTestResult
+    from ..runner.runs import SuiteRun
     from .driver import Driver
     from .fix_one_test import FixOneTestWorkflow
     from .host import host_activity
@@ -45,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from .payloads import StateTooLarge, guarded
     from .run_state import RunState, Steps
     from .validation_queue import (
+        CHECKS_IN_FLIGHT,
         GATHER_S,
         QueueVerdict,
         content_key,
@@ -57,6 +66,34 @@ with workflow.unsafe.imports_passed_through():
 
 # A batch's checks: the content checked (its candidates' keys) -> its check, in flight or done.
 Checks = dict[tuple[str, ...], asyncio.Future[CheckResult]]
+
+
+class _InFlight:
+    """A batch being validated, as the batch after it sees it: its candidates (rebased),
+    its first check and that check's baseline once known, and whether it was accepted whole."""
+
+    def __init__(self, n: int, candidates: list[Candidate]) -> None:
+        self.n = n
+        self.candidates = candidates
+        loop = asyncio.get_running_loop()
+        self.first: asyncio.Future[tuple[asyncio.Future[CheckResult] | None, SuiteRun | None]] = loop.create_future()
+        self.judged: asyncio.Future[bool] = loop.create_future()
+
+    def files(self) -> set[str]:
+        return {f for c in self.candidates for f in c.files}
+
+    def first_is(self, check: Coroutine[Any, Any, CheckResult] | asyncio.Future[CheckResult], baseline: SuiteRun) -> None:
+        """The check this batch is judged by first (started now if not yet)."""
+        if not self.first.done():
+            self.first.set_result((asyncio.ensure_future(check), baseline))
+        elif isinstance(check, Coroutine):
+            check.close()
+
+    def settle(self, accepted_whole: bool) -> None:
+        if not self.first.done():
+            self.first.set_result((None, None))
+        if not self.judged.done():
+            self.judged.set_result(accepted_whole)
 
 
 class Aborted(Exception):
@@ -78,7 +115,7 @@ class QueueDriver(Driver):
         self._in_flight = 0  # children running (proposing, or waiting for a verdict)
         self._along: dict[str, str] = {}  # test being fixed -> why an accepted batch made it pass
         self._proposing: list[str] = []  # tests whose child is proposing a fix (not waiting for a verdict)
-        self._validating = False  # a batch is being checked (its phase stands)
+        self._validating = 0  # batches being checked (their phase stands)
 
     def take(self, candidate: Candidate) -> None:
         """A child's proposed fix, queued for a batch."""
@@ -160,43 +197,75 @@ class QueueDriver(Driver):
 
     async def _validator(self) -> None:
         progress, request = self.run.progress, self.run.request
+        batches: list[asyncio.Task[None]] = []  # batches being validated, oldest first (at most CHECKS_IN_FLIGHT)
+        ahead: _InFlight | None = None  # the latest batch: the next one is checked on top of it until it is judged
+
+        def busy() -> int:
+            batches[:] = [b for b in batches if not b.done()]
+            return len(batches)
+
         while True:
             await workflow.wait_condition(
-                lambda: bool(self._pending) or bool(self.run.rollback_queue) or self._closing
-                or self.run.abort_requested)
+                lambda: (bool(self._pending) and busy() < CHECKS_IN_FLIGHT) or bool(self.run.rollback_queue)
+                or (self._closing and not self._pending) or self.run.abort_requested)
             if self.run.abort_requested:
                 self._pending.clear()
+                await asyncio.gather(*batches)
                 await workflow.wait_condition(lambda: self._closing)
                 return
-            await self.steps.process_rollbacks()  # between batches: a batch is checked on a state that stays
+            if self.run.rollback_queue:  # between batches: a batch is checked on a state that stays
+                await asyncio.gather(*batches)
+                ahead = None
+                await self.steps.process_rollbacks()
             if not self._pending:
                 if self._closing:
+                    await asyncio.gather(*batches)
                     return
                 continue
             size = progress.batch_size or first_size(request.in_flight, request.max_batch)
-            try:  # a batch fills while children are still proposing, for a few seconds at most
+            if ahead is not None and ahead.judged.done():
+                ahead = None
+            judging = ahead.judged if ahead is not None else None
+            try:  # a batch fills while children are still proposing: for a few seconds at most, or, when it
+                # would be checked on top of a batch in flight, until it is full or that batch is judged
                 await workflow.wait_condition(
                     lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)
-                    or self._closing or self.run.abort_requested,
-                    timeout=timedelta(seconds=GATHER_S), timeout_summary="a batch fills")
+                    or self._closing or self.run.abort_requested or bool(self.run.rollback_queue)
+                    or (judging is not None and judging.done()),
+                    timeout=None if judging is not None else timedelta(seconds=GATHER_S),
+                    timeout_summary="a batch fills")
             except asyncio.TimeoutError:
                 pass
-            if self.run.abort_requested:
+            if self.run.abort_requested or self.run.rollback_queue:
                 continue
-            batch, self._pending = take_batch(self._pending, size)
+            if ahead is not None and ahead.judged.done():
+                ahead = None
+            batch, self._pending = take_batch(self._pending, size, busy=ahead.files() if ahead else set())
+            if not batch:  # what waits edits the files of the batch in flight: it is checked on top of it once judged
+                await workflow.wait_condition(lambda: ahead is None or ahead.judged.done())
+                continue
             progress.batches += 1
-            self._validating = True
-            try:
-                passed = await self._validate_batch(progress.batches, batch)
-            except Aborted:
-                continue
-            except (ActivityError, StateTooLarge) as failed:  # its checks failed for good: its fixes fail
-                await self._failed(progress.batches, batch, failed)
-                passed = False
-            finally:
-                self._validating = False
-                self._queue_phase()
-            progress.batch_size = next_size(size, passed, request.max_batch)
+            mine = _InFlight(progress.batches, batch)
+            batches.append(asyncio.ensure_future(self._batch(mine, size, ahead)))
+            ahead = mine
+
+    async def _batch(self, mine: _InFlight, size: int, ahead: _InFlight | None) -> None:
+        """Validate one batch (checked on top of ``ahead`` while that one is judged); the next batch size."""
+        progress, request = self.run.progress, self.run.request
+        n, batch = mine.n, mine.candidates
+        self._validating += 1
+        passed = False
+        try:
+            passed = await self._validate_batch(mine, ahead)
+        except Aborted:
+            return
+        except (ActivityError, StateTooLarge) as failed:  # its checks failed for good: its fixes fail
+            await self._failed(n, batch, failed)
+        finally:
+            self._validating -= 1
+            mine.settle(passed)
+            self._queue_phase()
+        progress.batch_size = next_size(size, passed, request.max_batch)
 
     async def _failed(self, n: int, batch: list[Candidate], failed: ActivityError | StateTooLarge) -> None:
         """A batch whose validation failed for good (its activity's retries spent): nothing of
@@ -209,20 +278,59 @@ class QueueDriver(Driver):
                                                        batch=n, reason=reason)) for c in batch
                                if c.test_id in self._waiting))
 
-    async def _validate_batch(self, n: int, batch: list[Candidate]) -> bool:
-        """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole."""
+    async def _validate_batch(self, mine: _InFlight, ahead: _InFlight | None) -> bool:
+        """Check, bisect, accept what passed, tell every child its verdict; whether the batch passed whole.
+        While ``ahead`` (the batch before) is judged, this one is checked on top of it; that check
+        stands when ``ahead`` is accepted whole, and is redone on the accepted state otherwise."""
+        n, batch = mine.n, mine.candidates
         size = f"{len(batch)} fix" + ("es" if len(batch) > 1 else "")
         self.steps.set_phase(f"validating batch {n} ({size})")
         await self._notify(batch, f"in batch {n} ({size})")
-        batch = await self._rebase(n, batch)
+        batch = mine.candidates = await self._rebase(n, batch)
         if not batch:
             return False
         cache: Checks = {}
-        watcher = asyncio.ensure_future(self._cancel_on_abort(cache))
+        spec: Checks = {}  # its check on top of ``ahead``
+        watcher = asyncio.ensure_future(self._cancel_on_abort(cache, spec))
         try:
+            if ahead is not None and not ahead.judged.done():
+                await self._speculate(mine, ahead, cache, spec)
+            else:
+                mine.first_is(self._check(n, batch, cache, singles=True), self.run.progress.baseline)
             return await self._validate(n, batch, cache)
         finally:
             watcher.cancel()
+
+    async def _speculate(self, mine: _InFlight, ahead: _InFlight, cache: Checks, spec: Checks) -> None:
+        """Check ``mine`` on top of ``ahead`` while ``ahead`` is judged; keep that check as
+        ``mine``'s first one when ``ahead`` was accepted whole and everything that passed
+        with ``ahead`` still passes (compared with the same baseline), else nothing."""
+        first, baseline = await ahead.first
+        if first is None or baseline is None:  # ahead ended before its first check: judged on the accepted state
+            await ahead.judged
+            mine.first_is(self._check(mine.n, mine.candidates, cache, singles=True), self.run.progress.baseline)
+            return
+        check = self._check(mine.n, mine.candidates, spec, singles=True, ahead=ahead.candidates, baseline=baseline)
+        task = asyncio.ensure_future(check)
+        try:
+            accepted_whole = await ahead.judged
+            if not accepted_whole:
+                task.cancel()
+            result = await task
+            before = await first
+        except (asyncio.CancelledError, ActivityError, StateTooLarge):
+            if self.run.abort_requested:
+                raise Aborted from None
+            result = before = None
+        if (result is not None and before is not None and result.ok and result.suite is not None
+                and before.suite is not None and set(before.suite.newly_passing) <= set(result.suite.newly_passing)):
+            cache[content_key(mine.candidates)] = spec[content_key(ahead.candidates + mine.candidates)]
+            mine.first_is(task, baseline)
+            return
+        self.run.progress.summary.notes.append(
+            f"batch {mine.n} was checked again on the accepted state (its check on top of batch {ahead.n} "
+            "did not stand)")
+        mine.first_is(self._check(mine.n, mine.candidates, cache, singles=True), self.run.progress.baseline)
 
     async def _rebase(self, n: int, batch: list[Candidate]) -> list[Candidate]:
         """The batch's candidates on the accepted state: those written on files an accepted
@@ -242,10 +350,10 @@ class QueueDriver(Driver):
             reason=rebased.conflicts[c.test_id])) for c in batch if c.test_id in rebased.conflicts))
         return rebased.candidates
 
-    async def _cancel_on_abort(self, cache: Checks) -> None:
+    async def _cancel_on_abort(self, *caches: Checks) -> None:
         """An abort cancels the batch's checks in flight (their test processes are killed)."""
         await workflow.wait_condition(lambda: self.run.abort_requested)
-        for check in cache.values():
+        for check in (c for cache in caches for c in cache.values()):
             if not check.done():
                 check.cancel()
 
@@ -315,20 +423,23 @@ class QueueDriver(Driver):
         kept_right, rejected_right = await self._judge(n, prefix + kept_left, right, cache)
         return kept_left + kept_right, {**rejected, **rejected_right}
 
-    async def _check(self, n: int, candidates: list[Candidate], cache: Checks, singles: bool = False) -> CheckResult:
+    async def _check(self, n: int, candidates: list[Candidate], cache: Checks, singles: bool = False,
+                     ahead: list[Candidate] | None = None, baseline: SuiteRun | None = None) -> CheckResult:
         """The accepted state plus ``candidates`` checked once: a content already checked
-        (or being checked, side by side) is not run again."""
+        (or being checked, side by side) is not run again. A speculative check adds them
+        on top of ``ahead`` (a batch in flight), compared with ``baseline`` (``ahead``'s)."""
         progress, request = self.run.progress, self.run.request
-        key = content_key(candidates)
+        key = content_key((ahead or []) + candidates)
         if key not in cache:
             if self.run.abort_requested:
                 raise Aborted
-            label = f"batch-{n}-{len(cache) + 1}"
+            label = f"batch-{n}-{len(cache) + 1}" + ("-ahead" if ahead else "")
             cache[key] = asyncio.ensure_future(self.steps.on_host(lambda ws: host_activity(
                 batch_acts.check_batch,
                 guarded(f"the check {label}'s input", CheckInput(
-                    workspace=ws, plan=progress.plan, baseline=progress.baseline, failure_run=progress.initial,
-                    candidates=candidates, sandbox=request.sandbox, label=label, singles=singles,
+                    workspace=ws, plan=progress.plan, baseline=baseline or progress.baseline,
+                    failure_run=progress.initial, candidates=candidates, ahead=ahead or [],
+                    sandbox=request.sandbox, label=label, singles=singles,
                     impact=progress.impact,
                     rolled_back=[t for t in progress.summary.skipped
                                  if "fix rolled back by hand" in self.run.views[t].history])),
@@ -356,7 +467,8 @@ class QueueDriver(Driver):
             queued, known = set(progress.remaining), set(progress.fixed_along)
             progress.fixed_along += [t for t in check.suite.newly_passing if t in queued and t not in known]
             mine = {c.test_id for c in accepted}
-            along = [t for t in check.suite.newly_passing if t in self.run.children and t not in mine]
+            along = [t for t in check.suite.newly_passing if t in self.run.children and t not in mine
+                     and t not in self._accepted_in and t not in self._along]
             for t in along:
                 self._along[t] = f"passes now: fixed along with batch {n}"
             await asyncio.gather(*(self.run.signal_child(t, FixOneTestWorkflow.passes_now, self._along[t]) for t in along))

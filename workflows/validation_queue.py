@@ -31,6 +31,9 @@ CANDIDATE_SIGNAL = "candidate"
 # How long a batch waits to fill while children are still proposing (a suite run is not started
 # for one fix when more are a model call away).
 GATHER_S = 3.0
+# Batches checked at once: the next batch is checked on top of the one being judged (a merge
+# queue's speculation), redone on the accepted state when that one is not accepted whole.
+CHECKS_IN_FLIGHT = 2
 
 
 class QueueVerdict(BaseModel):
@@ -55,12 +58,14 @@ def content_key(candidates: list[Candidate]) -> tuple[str, ...]:
     return tuple(sorted(c.key() for c in candidates))
 
 
-def take_batch(pending: list[Candidate], size: int) -> tuple[list[Candidate], list[Candidate]]:
-    """Up to ``size`` candidates in arrival order whose changes touch disjoint files
-    (two changes to one file are checked one on top of the other, the later rebased); the rest stay queued, in order."""
+def take_batch(pending: list[Candidate], size: int, busy: set[str] | None = None,
+               ) -> tuple[list[Candidate], list[Candidate]]:
+    """Up to ``size`` candidates in arrival order whose changes touch disjoint files, none of them
+    ``busy`` (the batch in flight's: two changes to one file are checked one on top of the other,
+    the later rebased); the rest stay queued, in order."""
     batch: list[Candidate] = []
     rest: list[Candidate] = []
-    files: set[str] = set()
+    files: set[str] = set(busy or ())
     for c in pending:
         if len(batch) < size and not files & set(c.files):
             batch.append(c)

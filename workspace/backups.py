@@ -85,6 +85,10 @@ class BackupStore:
             return None
         return Manifest.model_validate_json(path.read_text())
 
+    def has(self, test_id: str, attempt: int) -> bool:
+        """Whether ``test_id``'s ``attempt`` was applied here (its backup taken)."""
+        return self._manifest(test_id, attempt) is not None
+
     def validate(self, edits: list[Edit], *, allow_production: bool = True) -> list[Edit]:
         """Confine and check every edit; the normalized edits, or ``EditRejected``."""
         total = 0

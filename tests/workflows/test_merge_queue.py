@@ -15,6 +15,7 @@ import json
 import uuid
 from pathlib import Path
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
 from greenloop.domain.states import FixState, Verdict
@@ -506,3 +507,44 @@ async def test_one_bug_failing_thirty_tests_in_three_files_is_one_conversation(t
     assert [r.role for r in server.requests] == ["analyzer", "fixer", "fixer"]
     along = [v for v in summary.tests if any("fixed along" in line for line in v.history)]
     assert len(along) == 29
+
+
+def batch_checks(history) -> list[tuple[int, int | None, dict]]:
+    """The parent's batch checks: (scheduled event id, completed event id or None, input)."""
+    scheduled: dict[int, dict] = {}
+    completed: dict[int, int] = {}
+    for e in history.events:
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            a = e.activity_task_scheduled_event_attributes
+            if a.activity_type.name == "check_batch":
+                scheduled[e.event_id] = json.loads(a.input.payloads[0].data)
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            completed[e.activity_task_completed_event_attributes.scheduled_event_id] = e.event_id
+    return [(s, completed.get(s), inp) for s, inp in scheduled.items()]
+
+
+async def test_the_next_batch_is_checked_on_top_of_the_batch_being_judged(temporal_env, scripted, tmp_path):
+    """Batches of two, every check slow (each pytest session sleeps): while batch 1 is
+    checked, batch 2 is checked on top of it (its check starts before batch 1's ends,
+    the history says so); batch 1 passes whole, so batch 2's check stands and is not redone."""
+    failing = make_project(tmp_path / "p", 6, slow_s=1.0)
+    scripted(scenario(6))
+    request = fix_request(tmp_path / "p", tmp_path, concurrency=6, max_batch=2, validation="queue",
+                          test_impact=False)
+    summary, handle = await drive(temporal_env, request)
+    await replays(temporal_env.client, handle)
+    run_dir = Path(request.run_dir)
+    assert summary.state == "completed" and sorted(summary.fixed) == failing
+    checks = batch_checks(await handle.fetch_history())
+    overlapping = [(first, second) for first in checks for second in checks
+                   if first[1] is not None and first[0] < second[0] < first[1] and second[2]["ahead"]]
+    assert overlapping, [(s, c, i["label"], [a["test_id"] for a in i["ahead"]]) for s, c, i in checks]
+    first, second = overlapping[0]
+    assert [c["test_id"] for c in second[2]["ahead"]] == [c["test_id"] for c in first[2]["candidates"]]
+    assert not set(c["test_id"] for c in second[2]["candidates"]) & set(c["test_id"] for c in first[2]["ahead"])
+    # Every batch passed whole: each speculative check stood (one check per batch, nothing redone).
+    accepted = events(run_dir, "batch_accepted")
+    assert len(events(run_dir, "batch_checked")) == len(accepted) == len(checks)
+    assert not [n for n in summary.notes if "checked again on the accepted state" in n]
+    assert_only_validated_in(run_dir / "workspace", run_dir, 6, failing)
+
