@@ -388,8 +388,9 @@ class FixOneTestWorkflow:
 
     async def _candidates(self, number: int, record: AttemptRecord, fix_input: FixInput) -> tuple[Verdict, bool]:
         """``--candidates K``: K fixer conversations at once, each with its share of the budgets; their
-        fixes validated smallest first (changed lines; ties: the first asked), each as a single fix is,
-        until one passes: that one is kept. Every candidate is recorded with its size and verdict."""
+        fixes' own test checked side by side (``_own_tests``); those that pass validated smallest first
+        (changed lines; ties: the first asked), each as a single fix is, until one passes: that one is
+        kept. Every candidate is recorded with its size and verdict."""
         inp, k = self._inp, self._inp.request.candidates
         inputs = [fix_input.model_copy(update={"candidate": c, "llm": candidate_llm(fix_input.llm, k, c)})
                   for c in range(1, k + 1)]
