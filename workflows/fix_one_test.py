@@ -54,7 +54,8 @@ BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
 # What failed, by activity, for a failed attempt's reason.
 STEPS = {
     "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
-    "run_suite": "the suite could not be run", "check_batch": "the candidate's test could not be run", "rollback_edits": "the rollback failed",
+    "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
+    "check_batch": "the candidate's test could not be run",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
     "finish_fix": "the fixer failed",
     "start_analysis": "the analysis failed", "analyzer_turn": "the analysis failed",
