@@ -12,6 +12,9 @@ named (``innocent``), so that a bisection judges them first. A
 test that passed on the accepted state and fails here is run again with the
 same content: one that passes then is flaky, never a regression. The run
 workspace itself is never touched by a check, so checks run side by side.
+A check without the suite (``suite=False``) is how an attempt's several
+candidate fixes (``--candidates K``) have their own test checked side by side
+before the smallest passing one is validated whole.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class CheckInput(BaseModel):
     # the scratch first, unless it was accepted into the run workspace meanwhile).
     ahead: list[Candidate] = Field(default_factory=list[Candidate])
     singles: bool = True  # check the candidates' own tests first (one runner invocation)
+    suite: bool = True  # then the whole suite; False: the own tests only (an attempt's candidates, side by side)
     # Tests whose fix was rolled back by hand since the baseline was taken: they are expected to fail.
     rolled_back: list[str] = Field(default_factory=list)
     impact: str | None = None  # the run's test-impact map (``ImpactResult.path``), when there is one
@@ -284,6 +288,9 @@ async def check_batch(inp: CheckInput) -> CheckResult:
             return result
         if regressed:  # a test that runs the fixes' files fails with them, passes without: no suite run needed
             _regressions(result, regressed, inp, found)
+            return result
+        if not inp.suite:  # the own tests were all that was asked
+            result.ok = True
             return result
         suite = await _suite(inp, ws, "validate-batch-suite")
         result.suite_runs = 1

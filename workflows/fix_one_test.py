@@ -20,9 +20,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from ..activities import batch as batch_acts
     from ..activities import edits as edit_acts
     from ..activities import testing as testing_acts
     from ..activities.analysis import AnalyzeInput
+    from ..activities.batch import CheckInput
     from ..activities.edits import ApplyInput, RollbackInput
     from ..activities.fixing import FixInput, FixProposal
     from ..activities.testing import SingleInput, SuiteInput
@@ -36,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.suspects import Suspect
     from ..reports.record import FixOneTestResult, FixStatusView
     from ..runner.runs import SingleRun, SuiteRun
+    from ..workspace.backups import slug
     from .control import ANSWER_HINT, parse_answer, shown
     from .conversation import analyzer_conversation, fixer_conversation
     from .host import HostLost, host_activity
@@ -51,6 +54,7 @@ BY_DEADLINE = "deadline"  # who answered an escalation nobody answered in time
 STEPS = {
     "apply_edits": "the edits could not be applied", "run_single_test": "the test could not be run",
     "run_suite": "the suite could not be run", "rollback_edits": "the rollback failed",
+    "check_batch": "the candidate's test could not be run",
     "start_fix": "the fixer failed", "fixer_turn": "the fixer failed", "fixer_tools": "the fixer failed",
     "finish_fix": "the fixer failed",
     "start_analysis": "the analysis failed", "analyzer_turn": "the analysis failed",
@@ -384,8 +388,9 @@ class FixOneTestWorkflow:
 
     async def _candidates(self, number: int, record: AttemptRecord, fix_input: FixInput) -> tuple[Verdict, bool]:
         """``--candidates K``: K fixer conversations at once, each with its share of the budgets; their
-        fixes validated smallest first (changed lines; ties: the first asked), each as a single fix is,
-        until one passes: that one is kept. Every candidate is recorded with its size and verdict."""
+        fixes' own test checked side by side (``_own_tests``); those that pass validated smallest first
+        (changed lines; ties: the first asked), each as a single fix is, until one passes: that one is
+        kept. Every candidate is recorded with its size and verdict."""
         inp, k = self._inp, self._inp.request.candidates
         inputs = [fix_input.model_copy(update={"candidate": c, "llm": candidate_llm(fix_input.llm, k, c)})
                   for c in range(1, k + 1)]
@@ -411,7 +416,8 @@ class FixOneTestWorkflow:
         escalate = any(isinstance(p, FixProposal) and p.escalate for p in done)
         ready = sorted((cand for cand in record.candidates if proposals[cand.number - 1]),
                        key=lambda r: (r.size, r.number))
-        for cand in ready:
+        passing = await self._own_tests(number, ready, proposals)
+        for cand in passing:
             proposal = proposals[cand.number - 1]
             assert proposal is not None
             verdict, _ = await self._try(number, record, proposal, cand.number)
@@ -420,13 +426,56 @@ class FixOneTestWorkflow:
             cand.verdict, cand.reason = verdict, record.reason
             if verdict is Verdict.PASS:
                 cand.kept = True
+                for other in passing:
+                    if other.verdict is None:
+                        other.reason = "its test passes alone; a smaller passing fix was kept"
                 return verdict, False
         regressed = any(c.verdict is Verdict.REGRESSION for c in record.candidates)
         record.verdict = Verdict.REGRESSION if regressed else Verdict.FAIL
         record.reason = f"none of {k} candidates passed: " + "; ".join(c.line() for c in record.candidates)
-        if not ready:
+        if not passing:
             self._history.append(f"attempt {number}: {record.reason}")
         return record.verdict, escalate
+
+    async def _own_tests(self, number: int, ready: list[CandidateRecord],
+                         proposals: list[FixProposal | None]) -> list[CandidateRecord]:
+        """Each candidate's own test, checked side by side, each in its own scratch worktree of the
+        workspace (as the validation queue checks a batch): those whose test fails are FAIL with
+        the failure; the others are returned, smallest first, to be validated whole one by one."""
+        inp = self._inp
+        if ready:
+            self._set(FixState.VALIDATING, f"checking {len(ready)} candidates' test side by side")
+
+        def check(cand: CandidateRecord) -> CheckInput:
+            proposal = proposals[cand.number - 1]
+            assert proposal is not None
+            return CheckInput(
+                workspace=inp.workspace, plan=inp.plan, baseline=inp.baseline, failure_run=inp.failure_run,
+                candidates=[Candidate(test_id=inp.test_id, attempt=number, changes=proposal.changes,
+                                      started_at=self._attempt_started)],
+                sandbox=inp.request.sandbox, label=f"{slug(inp.test_id)}-{number}-candidate-{cand.number}",
+                suite=False)
+        checked = await asyncio.gather(*(host_activity(
+            batch_acts.check_batch, check(cand), inp.workspace, inp.request,
+            test_run_options(inp.request.sandbox.timeout_s, inp.request.heartbeat_timeout_s)) for cand in ready),
+            return_exceptions=True)
+        passing: list[CandidateRecord] = []
+        failures: list[SingleRun] = []
+        for cand, outcome in zip(ready, checked, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, ActivityError) or is_cancelled_exception(outcome):
+                    raise outcome
+                cand.verdict, cand.reason = Verdict.FAIL, failed_step(outcome)
+            elif outcome.ok:
+                passing.append(cand)
+                continue
+            else:
+                cand.verdict, cand.reason = Verdict.FAIL, outcome.still_failing.get(inp.test_id) or outcome.why()
+                failures += [outcome.failures[inp.test_id]] if inp.test_id in outcome.failures else []
+            self._history.append(f"attempt {number}: candidate {cand.number}'s test: FAIL ({cand.reason})")
+        if failures and not passing:
+            self._latest_failure = failures[0]  # the next attempt analyses the smallest candidate's failure
+        return passing
 
     async def _try(self, number: int, record: AttemptRecord, proposal: FixProposal,
                    candidate: int | None = None) -> tuple[Verdict, bool]:

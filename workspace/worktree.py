@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -95,13 +96,20 @@ def _copy_ignored(workspace: Path, target: Path) -> None:
             shutil.copy2(src, dst, follow_symlinks=False)
 
 
+# ``git worktree add`` and ``prune`` on one repository at once race (a prune removes the
+# ``.git/worktrees`` folder an add is writing in): this process makes and removes worktrees
+# one at a time (checks side by side run in threads of one worker).
+_WORKTREES = threading.RLock()
+
+
 def create(workspace: Path, target: Path) -> str:
     """A detached worktree at ``target`` holding the workspace's current files;
     returns its starting-point commit. Safe to call again (it starts over)."""
     remove(workspace, target)
     start = snapshot(workspace, git(workspace, "rev-parse", "HEAD"), "greenloop: worktree starting point")
     target.parent.mkdir(parents=True, exist_ok=True)
-    git(workspace, "worktree", "add", "--quiet", "--detach", str(target), start)
+    with _WORKTREES:
+        git(workspace, "worktree", "add", "--quiet", "--detach", str(target), start)
     _copy_ignored(workspace, target)
     return start
 
@@ -249,8 +257,9 @@ def unapply(workspace: Path, patch: Path) -> list[str]:
 
 def remove(workspace: Path, target: Path) -> None:
     """Remove a worktree (and git's record of it); nothing happens if it is gone."""
-    if target.exists():
-        git(workspace, "worktree", "remove", "--force", str(target), check=False)
+    with _WORKTREES:
         if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
-    git(workspace, "worktree", "prune", check=False)
+            git(workspace, "worktree", "remove", "--force", str(target), check=False)
+            if target.exists():
+                shutil.rmtree(target, ignore_errors=True)
+        git(workspace, "worktree", "prune", check=False)

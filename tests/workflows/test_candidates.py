@@ -1,17 +1,22 @@
-"""``--candidates K``: K independent fixes asked for at once at each attempt, validated
-smallest first (changed lines; ties: the first asked), the smallest passing one kept and
-the others recorded; ``--candidates 1`` is today's single fixer conversation."""
+"""``--candidates K``: K independent fixes asked for at once at each attempt, their own test
+checked side by side, then those that pass validated whole smallest first (changed lines;
+ties: the first asked), the smallest passing one kept and the others recorded;
+``--candidates 1`` is today's single fixer conversation."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from greenloop.domain.llm import LLMSettings
 from greenloop.domain.states import Verdict
+from greenloop.llm.client import usage_of
 from greenloop.run_settings import BY_NAME
+from greenloop.workflows.driver import child_id
 from greenloop.workflows.fix_one_test import candidate_llm
 from tests.test_run_settings import run_cli
 from tests.workflows.conftest import drive, fix_request
@@ -43,6 +48,17 @@ THREE = {
 }
 
 
+async def own_test_checks(env, handle) -> tuple[list[int], list[int]]:
+    """The child's candidate checks (``check_batch`` activities): when each was scheduled
+    and when each completed, as event ids of its workflow history."""
+    history = await env.client.get_workflow_handle(child_id(handle.id, TARGET)).fetch_history()
+    scheduled = [e.event_id for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+                 and e.activity_task_scheduled_event_attributes.activity_type.name == "check_batch"]
+    completed = [e.event_id for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+                 and e.activity_task_completed_event_attributes.scheduled_event_id in scheduled]
+    return scheduled, completed
+
+
 @pytest.mark.parametrize("validation", ["queue", "each"])
 async def test_three_candidates_keep_the_smallest_passing_fix(temporal_env, demo_repo, scripted, tmp_path, validation):
     server = scripted(THREE)
@@ -57,6 +73,11 @@ async def test_three_candidates_keep_the_smallest_passing_fix(temporal_env, demo
     assert [(c.number, c.size, c.verdict, c.kept) for c in attempt.candidates] == [
         (1, 2, Verdict.FAIL, False), (2, 4, None, False), (3, 2, Verdict.PASS, True)]
     assert "self.total() * (100 - percent) / 100" in attempt.diff
+
+    # The three candidates' own test checks ran side by side: all scheduled before the first one completed.
+    scheduled, completed = await own_test_checks(temporal_env, handle)
+    assert len(scheduled) == len(completed) == 3 and max(scheduled) < min(completed)
+    assert "its test passes alone; a smaller passing fix was kept" in attempt.candidates[1].reason
 
     # Three fixer conversations, told apart by their candidate number; every call counted.
     fixers = [(r.candidate, r.turn) for r in server.requests if r.role == "fixer"]
@@ -123,3 +144,38 @@ def test_the_candidates_share_the_money_left_and_the_test_runs_and_commands():
     assert sum(s.left_usd or 0 for s in shares) == pytest.approx(0.9)
     assert [s.max_test_runs for s in shares] == [2, 2, 1] and [s.max_commands for s in shares] == [1, 0, 0]
     assert candidate_llm(LLMSettings(), 2, 1).left_usd is None  # no budget: none made up
+
+
+async def test_the_candidates_stop_spending_at_the_dollar_budget(temporal_env, demo_repo, scripted, tmp_path):
+    # Every call costs about $0.003 (1,000 input tokens at sonnet's price); each candidate keeps reading
+    # files and would make 8 calls. The budget leaves each of the 3 candidates about $0.009.
+    costly = {"input_tokens": 1000, "output_tokens": 10}
+    read = {"tool_calls": [{"name": "read_file", "input": {"path": "shop/cart.py"}}], **costly}
+    server = scripted({"name": "candidates-over-budget", "rules": [
+        {"trigger": {"role": "analyzer"}, "response": {"text": "## Root Cause\ndiscount() is wrong.", **costly}},
+        {"trigger": {"role": "fixer"}, "response": read}]})
+    budget = 0.03
+    request = fix_request(demo_repo, tmp_path, select=[TARGET], candidates=3, max_attempts=1, escalation_deadline_s=5,
+                          llm=LLMSettings(model="claude-scripted", max_tool_turns=8, budget_usd=budget))
+    summary, handle = await drive(temporal_env, request)
+    assert summary.fixed == []
+
+    def cost(r) -> float:
+        return usage_of("claude-scripted", SimpleNamespace(**r.response["usage"])).cost_usd
+    analysis = sum(cost(r) for r in server.requests if r.role == "analyzer")
+    share = (budget - analysis) / 3
+    for c in (1, 2, 3):
+        costs = [cost(r) for r in server.requests if r.role == "fixer" and r.candidate == c]
+        assert 1 < len(costs) < 8, (c, costs)  # each stopped at its share, well before its turns ran out
+        assert sum(costs[:-1]) < share <= sum(costs), (c, costs)  # no call started once the share was spent
+    assert summary.usage.cost_usd == pytest.approx(sum(cost(r) for r in server.requests))
+    assert summary.usage.cost_usd <= budget + 3 * max(cost(r) for r in server.requests)
+
+    # The report says why: each candidate ran out of its share of the budget, and so did the test.
+    (attempt,) = await child_attempts(temporal_env, handle)
+    assert [c.verdict for c in attempt.candidates] == [Verdict.FAIL] * 3
+    assert all("LLM budget" in c.reason and "used up" in c.reason for c in attempt.candidates)
+    report = Path(summary.report_markdown or "").read_text()
+    assert "none of 3 candidates passed" in report and "LLM budget" in report
+    (test,) = summary.tests
+    assert any("budget" in line for line in test.history), test.history
