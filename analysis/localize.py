@@ -16,6 +16,9 @@ the project's own (non-test) code:
 - **what the test calls**: functions the test's body names, resolved through
   the project's function index, then what those call, one and two levels down
   (by name: a call graph read as text, for every language);
+- **the failure's output**: a suspect whose string literals (a format's fixed parts) appear in
+  the failing test's message (``*** 2,3 ****`` in a context diff that came out wrong): the code that
+  wrote what the assertion compared; it only reorders suspects found by another signal;
 - **agreement**: a suspect of several failing tests ranks above one of a single test;
 - **history**: a function in a file with uncommitted changes.
 
@@ -46,6 +49,7 @@ from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 # Weights of the signals (a suspect's score is their sum).
 W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
 W_CALL_BESIDE_SPECTRUM = 0.5
+W_OUTPUT = 0.4   # a suspect's own text in the failure's output
 SETUP = 0.6  # a call of the test's that is not on the line that failed (its set-up)
 CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
@@ -65,6 +69,27 @@ _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "ty
               "t", "Errorf", "Fatalf", "Error", "Fatal", "Run", "toBe", "toEqual", "equal", "deepEqual",
               "strictEqual", "ok", "self", "this", "str", "int", "float", "list", "dict", "set", "tuple", "range",
               "panic", "format", "vec", "println", "sizeof", "make", "append", "string"}
+
+
+# A string literal of any of the usual languages, and the holes of a format string in it.
+_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.){0,200})"|\'((?:[^\'\\\n]|\\.){0,200})\'|`([^`\n]{0,200})`')
+_FORMAT_HOLE = re.compile(r"%[-+# 0-9.*]*[a-zA-Z]|\$?\{[^{}]*\}|\\[nrt0]|\\x[0-9a-fA-F]{2}")
+MIN_FRAGMENT = 4  # characters of a literal's fixed part that count as the code's own output
+
+
+def output_fragments(lines: Iterable[str]) -> set[str]:
+    """The fixed parts of the string literals on ``lines`` that could show in a program's output:
+    at least MIN_FRAGMENT characters, not a lone word (``"error"``, ``"None"`` say nothing)."""
+    out: set[str] = set()
+    for line in lines:
+        if line.lstrip().startswith(("//", "#", "*", "/*")):  # a comment's quotes are no output
+            continue
+        for m in _LITERAL.finditer(line):
+            for part in _FORMAT_HOLE.split(m.group(1) or m.group(2) or m.group(3) or ""):
+                part = part.strip()
+                if len(part) >= MIN_FRAGMENT and not re.fullmatch(r"\w+", part):
+                    out.add(part)
+    return out
 
 
 class Spectrum(BaseModel):
@@ -141,11 +166,13 @@ class FailingTest(BaseModel):
     file: str | None = None
     line: int | None = None
     frames: list[Frame] = Field(default_factory=list)  # project frames, innermost first
+    output: str = ""  # the failure's message and details (bounded by the parsers)
 
 
 def failing_test(test: TestResult, classification: FailureClassification) -> FailingTest:
     """What localization reads of a classified failing test."""
-    return FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification))
+    return FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification),
+                       output="\n".join(x for x in (test.message, test.details) if x))
 
 
 def is_test_file(path: str) -> bool:
@@ -359,6 +386,12 @@ class Localizer:
             # The traceback and the calls are two views of one structure: the stronger counts, both add a little.
             s.score = max(trace, call) + (W_BOTH if trace and call else 0.0) + p.get("spectrum", 0.0)
             s.passing = passing.get(key, 0)
+            if test.output and not light:
+                said = sorted(f for f in output_fragments(self.index.lines(s.file)[s.start - 1:s.end])
+                              if f in test.output)
+                if said:
+                    s.score += W_OUTPUT
+                    s.reasons.append(f"its text {said[0]!r} is in the failure's output")
             if s.file in self.changed:
                 s.score += W_CHANGED
                 s.reasons.append("its file has uncommitted changes")

@@ -123,3 +123,35 @@ def test_a_js_test_block_and_a_required_module_lead_to_the_exported_function(tmp
     ranked = Localizer(SourceIndex(tmp_path)).rank(FailingTest(id="parses", file="test/parse.js", line=4))
     assert [(s.function, s.start, s.end) for s in ranked] == [("module.exports", 2, 4), ("helper", 6, 8)]
     assert ranked[0].reasons == ["called by the test"] and ranked[1].reasons == ["called 2 calls below the test"]
+
+
+# Two writers the test reaches alike (two calls below it, run by it and by the same passing tests):
+# only the failure's output tells which one wrote what the assertion compared.
+REPORTS = {
+    "report/__init__.py": "",
+    "report/write.go": "package report\n\nimport \"fmt\"\n\n"
+                       "func unified(a, b int) string {\n\t// a comment's \"@@@@\" is not output\n"
+                       "\treturn fmt.Sprintf(\"@@ -%d +%d @@\", a, b)\n}\n\n"
+                       "func context(a, b int) string {\n\treturn fmt.Sprintf(\"*** %d ****\\n--- %d ----\", a, b+1)\n}\n\n"
+                       "func Unified(a, b int) string {\n\treturn unified(a, b)\n}\n\n"
+                       "func Context(a, b int) string {\n\treturn context(a, b)\n}\n",
+    "report/write_test.go": "package report\n\nimport \"testing\"\n\nfunc TestBoth(t *testing.T) {\n"
+                            "\tu := Unified(1, 2)\n\tc := Context(1, 2)\n\tcheck(t, u, \"@@ -1 +2 @@\")\n"
+                            "\tcheck(t, c, \"*** 1 ****\\n--- 2 ----\")\n}\n",
+}
+
+
+def test_the_suspect_whose_text_is_in_the_failures_output_ranks_above_its_twin(tmp_path):
+    write(tmp_path, REPORTS)
+    loc = Localizer(SourceIndex(tmp_path))
+    test = FailingTest(id="TestBoth", file="report/write_test.go", line=5,
+                       output="write_test.go:9: *** 1 ****\n--- 3 ---- != *** 1 ****\n--- 2 ----")
+    ranked = loc.rank(test)
+    names = [s.function for s in ranked]
+    assert names.index("context") < names.index("unified")
+    assert "its text '****' is in the failure's output" in ranked[names.index("context")].reasons
+    # Without the output they tie, in file order; a comment's quotes never count.
+    alone = [s.function for s in loc.rank(test.model_copy(update={"output": "@@@@"}))]
+    assert alone.index("unified") < alone.index("context")
+    assert not any("failure's output" in r for s in loc.rank(test.model_copy(update={"output": "@@@@"}))
+                   for r in s.reasons)
