@@ -16,6 +16,8 @@ the project's own (non-test) code:
 - **what the test calls**: functions the test's body names, resolved through
   the project's function index, then what those call, one and two levels down
   (by name: a call graph read as text, for every language);
+- **the program the test runs**: a test that starts a process (``exec``, ``spawn``, ...) of a
+  project whose package.json names programs (``bin``) runs their functions, which no call names;
 - **the failure's output**: a suspect whose string literals (a format's fixed parts) appear in
   the failing test's message (``*** 2,3 ****`` in a context diff that came out wrong): the code that
   wrote what the assertion compared; it only reorders suspects found by another signal;
@@ -29,6 +31,7 @@ sources, the failing tests and the spectrum.
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import re
@@ -74,6 +77,7 @@ _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "ty
 # A string literal of any of the usual languages, and the holes of a format string in it.
 _LITERAL = re.compile(r'"((?:[^"\\\n]|\\.){0,200})"|\'((?:[^\'\\\n]|\\.){0,200})\'|`([^`\n]{0,200})`')
 _FORMAT_HOLE = re.compile(r"%[-+# 0-9.*]*[a-zA-Z]|\$?\{[^{}]*\}|\\[nrt0]|\\x[0-9a-fA-F]{2}")
+_STARTS_PROCESS = re.compile(r"(?<![\w$])(?:exec|execFile|execSync|execFileSync|spawn|spawnSync|fork|execa)\s*\(")
 MIN_FRAGMENT = 4  # characters of a literal's fixed part that count as the code's own output
 
 
@@ -199,6 +203,7 @@ class Localizer:
         self._regions: dict[str, list[Region]] = {}
         self._counts: dict[str, dict[int, tuple[int, int]]] = {}
         self._everyone: set[str] | None = None
+        self._programs: list[str] | None = None
 
     @classmethod
     def for_report(cls, index: SourceIndex, report: TestReport, spectrum: Spectrum | None = None) -> Localizer:
@@ -273,6 +278,18 @@ class Localizer:
             if candidate.endswith(JS_SUFFIXES) and self.index.exists(candidate):
                 return candidate
         return None
+
+    def programs(self) -> list[str]:
+        """The project's own programs a test may run as a process: package.json's ``bin``."""
+        if self._programs is None:
+            try:
+                manifest = json.loads("\n".join(self.index.lines("package.json")) or "{}")
+            except ValueError:
+                manifest = {}
+            found = manifest.get("bin") if isinstance(manifest, dict) else None
+            named = [found] if isinstance(found, str) else list(found.values()) if isinstance(found, dict) else []
+            self._programs = [f for f in (posixpath.normpath(str(n)) for n in named) if self.index.exists(f)]
+        return self._programs
 
     def calls(self, region: Region, only: set[int] | None = None) -> list[str]:
         """The names ``region`` calls, in order of first appearance (``only``: on these lines)."""
@@ -377,6 +394,12 @@ class Localizer:
                             add(r, "call", call_weight / (2 ** (level - 1)) / len(targets) * (SETUP if setup else 1),
                                 "called by the test" if level == 1 else f"called {level} calls below the test")
                 frontier = nxt[:40]
+        if own is not None and self.programs() and any(
+                _STARTS_PROCESS.search(line) for line in self.index.lines(own.file)[own.start - 1:own.end]):
+            for program in self.programs():
+                regions = self.regions(program)
+                for r in regions:
+                    add(r, "call", call_weight / len(regions), f"in {program}, the program the test runs")
         passing: dict[str, int] = {}
         if self.spectrum is not None:
             self._spectrum(test, add, passing, top=10 if light else 40)

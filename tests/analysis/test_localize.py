@@ -155,3 +155,24 @@ def test_the_suspect_whose_text_is_in_the_failures_output_ranks_above_its_twin(t
     assert alone.index("unified") < alone.index("context")
     assert not any("failure's output" in r for s in loc.rank(test.model_copy(update={"output": "@@@@"}))
                    for r in s.reasons)
+
+
+def test_a_test_that_runs_the_projects_program_suspects_its_functions(tmp_path):
+    """flat's CLI tests run ``cli.js`` (package.json's ``bin``) in a process: no call and no stack
+    frame leads there, the test's ``exec`` does."""
+    write(tmp_path, {
+        "package.json": '{"name": "flat", "bin": "cli.js", "main": "index.js"}\n',
+        "index.js": "function flatten(x) {\n  return x;\n}\n\nmodule.exports = flatten;\n",
+        "cli.js": "#!/usr/bin/env node\nconst flat = require('./index');\n\nfunction out(data) {\n"
+                  "  process.stdout.write(JSON.stringify(flat(data), null, 3));\n}\n\nout(require(process.argv[2]));\n",
+        "test/test.js": "const { exec } = require('child_process');\nconst flatten = require('../index');\n\n"
+                        "test('can take filename', function (done) {\n  exec(`${cli} ${pkgJSON}`, (err, stdout) => {\n"
+                        "    assert.strictEqual(stdout, JSON.stringify(flatten(pkg), null, 2));\n    done();\n  });\n});\n\n"
+                        "test('flattens', function () {\n  assert.deepStrictEqual(flatten({}), {});\n});\n",
+    })
+    loc = Localizer(SourceIndex(tmp_path))
+    ranked = loc.rank(FailingTest(id="can take filename", file="test/test.js", line=4))
+    out = next(s for s in ranked if s.function == "out")
+    assert out.file == "cli.js" and "in cli.js, the program the test runs" in out.reasons
+    # A test that starts no process does not suspect the program.
+    assert "out" not in [s.function for s in loc.rank(FailingTest(id="flattens", file="test/test.js", line=11))]
