@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from ..parsers.locate import SourceIndex
 from ..parsers.models import TestResult
-from .localize import FailingTest, Localizer, Suspect
-from .patterns import FailureClassification, innermost_first
+from .localize import FailingTest, Localizer, Suspect, failing_test
+from .patterns import FailureClassification
 from .regions import Region
 
 MAX_CONTEXT_CHARS = 24_000
@@ -29,6 +29,9 @@ SUSPECT_CODE_CHARS = 7_000
 FIRST_SUSPECT_CHARS = 9_000  # the top suspect is shown whole up to this, whatever the test's size
 SMALL_SUSPECT_CHARS = 700    # a suspect this small is shown even past the budget (at most MAX_SHOWN in all)
 MAX_SHOWN = 6       # suspects shown whole
+# Past MAX_SHOWN, small suspects still are, up to this many in all: a cluster of small functions every
+# failing test runs (setters, one-line helpers) ties on every signal, and one of them may be the bug.
+MAX_SHOWN_SMALL = 9
 MAX_FURTHER = 8     # further suspects named
 MAX_LISTED = 15     # suspects kept for the report
 SNIPPET_RADIUS = 12
@@ -201,7 +204,7 @@ def build_context(root: Path, test: TestResult, classification: FailureClassific
     the test imports when nothing could be ranked."""
     index = localizer.index if localizer is not None else SourceIndex(root)
     localizer = localizer or Localizer(index)
-    me = FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification))
+    me = failing_test(test, classification)
     suspects = localizer.rank(me, others)
     snippets: list[Snippet] = []
     own = localizer.test_region(me)
@@ -226,6 +229,7 @@ def build_context(root: Path, test: TestResult, classification: FailureClassific
         region = next((r for r in localizer.regions(sus.file) if r.start == sus.start), None)
         ran = localizer.spectrum.files.get(sus.file, {}).get(test.id, []) if localizer.spectrum else []
         snip = _suspect_snippet(index, sus, region, near, ran, room) if room > 200 and len(shown) < MAX_SHOWN \
+            else _suspect_snippet(index, sus, region, near, ran, SMALL_SUSPECT_CHARS) if len(shown) < MAX_SHOWN_SMALL \
             else None
         if snip is None:
             rest.append(sus)

@@ -16,6 +16,11 @@ the project's own (non-test) code:
 - **what the test calls**: functions the test's body names, resolved through
   the project's function index, then what those call, one and two levels down
   (by name: a call graph read as text, for every language);
+- **the program the test runs**: a test that starts a process (``exec``, ``spawn``, ...) of a
+  project whose package.json names programs (``bin``) runs their functions, which no call names;
+- **the failure's output**: a suspect whose string literals (a format's fixed parts) appear in
+  the failing test's message (``*** 2,3 ****`` in a context diff that came out wrong): the code that
+  wrote what the assertion compared; it only reorders suspects found by another signal;
 - **agreement**: a suspect of several failing tests ranks above one of a single test;
 - **history**: a function in a file with uncommitted changes.
 
@@ -26,6 +31,7 @@ sources, the failing tests and the spectrum.
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import re
@@ -46,6 +52,7 @@ from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 # Weights of the signals (a suspect's score is their sum).
 W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
 W_CALL_BESIDE_SPECTRUM = 0.5
+W_OUTPUT = 0.4   # a suspect's own text in the failure's output
 SETUP = 0.6  # a call of the test's that is not on the line that failed (its set-up)
 CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
@@ -65,6 +72,28 @@ _NOT_CALLS = {"if", "for", "while", "switch", "catch", "return", "function", "ty
               "t", "Errorf", "Fatalf", "Error", "Fatal", "Run", "toBe", "toEqual", "equal", "deepEqual",
               "strictEqual", "ok", "self", "this", "str", "int", "float", "list", "dict", "set", "tuple", "range",
               "panic", "format", "vec", "println", "sizeof", "make", "append", "string"}
+
+
+# A string literal of any of the usual languages, and the holes of a format string in it.
+_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.){0,200})"|\'((?:[^\'\\\n]|\\.){0,200})\'|`([^`\n]{0,200})`')
+_FORMAT_HOLE = re.compile(r"%[-+# 0-9.*]*[a-zA-Z]|\$?\{[^{}]*\}|\\[nrt0]|\\x[0-9a-fA-F]{2}")
+_STARTS_PROCESS = re.compile(r"(?<![\w$])(?:exec|execFile|execSync|execFileSync|spawn|spawnSync|fork|execa)\s*\(")
+MIN_FRAGMENT = 4  # characters of a literal's fixed part that count as the code's own output
+
+
+def output_fragments(lines: Iterable[str]) -> set[str]:
+    """The fixed parts of the string literals on ``lines`` that could show in a program's output:
+    at least MIN_FRAGMENT characters, not a lone word (``"error"``, ``"None"`` say nothing)."""
+    out: set[str] = set()
+    for line in lines:
+        if line.lstrip().startswith(("//", "#", "*", "/*")):  # a comment's quotes are no output
+            continue
+        for m in _LITERAL.finditer(line):
+            for part in _FORMAT_HOLE.split(m.group(1) or m.group(2) or m.group(3) or ""):
+                part = part.strip()
+                if len(part) >= MIN_FRAGMENT and not re.fullmatch(r"\w+", part):
+                    out.add(part)
+    return out
 
 
 class Spectrum(BaseModel):
@@ -141,11 +170,13 @@ class FailingTest(BaseModel):
     file: str | None = None
     line: int | None = None
     frames: list[Frame] = Field(default_factory=list)  # project frames, innermost first
+    output: str = ""  # the failure's message and details (bounded by the parsers)
 
 
 def failing_test(test: TestResult, classification: FailureClassification) -> FailingTest:
     """What localization reads of a classified failing test."""
-    return FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification))
+    return FailingTest(id=test.id, file=test.file, line=test.line, frames=innermost_first(classification),
+                       output="\n".join(x for x in (test.message, test.details) if x))
 
 
 def is_test_file(path: str) -> bool:
@@ -172,6 +203,7 @@ class Localizer:
         self._regions: dict[str, list[Region]] = {}
         self._counts: dict[str, dict[int, tuple[int, int]]] = {}
         self._everyone: set[str] | None = None
+        self._programs: list[str] | None = None
 
     @classmethod
     def for_report(cls, index: SourceIndex, report: TestReport, spectrum: Spectrum | None = None) -> Localizer:
@@ -246,6 +278,18 @@ class Localizer:
             if candidate.endswith(JS_SUFFIXES) and self.index.exists(candidate):
                 return candidate
         return None
+
+    def programs(self) -> list[str]:
+        """The project's own programs a test may run as a process: package.json's ``bin``."""
+        if self._programs is None:
+            try:
+                manifest = json.loads("\n".join(self.index.lines("package.json")) or "{}")
+            except ValueError:
+                manifest = {}
+            found = manifest.get("bin") if isinstance(manifest, dict) else None
+            named = [found] if isinstance(found, str) else list(found.values()) if isinstance(found, dict) else []
+            self._programs = [f for f in (posixpath.normpath(str(n)) for n in named) if self.index.exists(f)]
+        return self._programs
 
     def calls(self, region: Region, only: set[int] | None = None) -> list[str]:
         """The names ``region`` calls, in order of first appearance (``only``: on these lines)."""
@@ -350,6 +394,12 @@ class Localizer:
                             add(r, "call", call_weight / (2 ** (level - 1)) / len(targets) * (SETUP if setup else 1),
                                 "called by the test" if level == 1 else f"called {level} calls below the test")
                 frontier = nxt[:40]
+        if own is not None and self.programs() and any(
+                _STARTS_PROCESS.search(line) for line in self.index.lines(own.file)[own.start - 1:own.end]):
+            for program in self.programs():
+                regions = self.regions(program)
+                for r in regions:
+                    add(r, "call", call_weight / len(regions), f"in {program}, the program the test runs")
         passing: dict[str, int] = {}
         if self.spectrum is not None:
             self._spectrum(test, add, passing, top=10 if light else 40)
@@ -359,6 +409,12 @@ class Localizer:
             # The traceback and the calls are two views of one structure: the stronger counts, both add a little.
             s.score = max(trace, call) + (W_BOTH if trace and call else 0.0) + p.get("spectrum", 0.0)
             s.passing = passing.get(key, 0)
+            if test.output and not light:
+                said = sorted(f for f in output_fragments(self.index.lines(s.file)[s.start - 1:s.end])
+                              if f in test.output)
+                if said:
+                    s.score += W_OUTPUT
+                    s.reasons.append(f"its text {said[0]!r} is in the failure's output")
             if s.file in self.changed:
                 s.score += W_CHANGED
                 s.reasons.append("its file has uncommitted changes")

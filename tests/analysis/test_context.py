@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from greenloop.analysis.context import MAX_CONTEXT_CHARS, build_context
+from greenloop.analysis.context import MAX_CONTEXT_CHARS, MAX_SHOWN, MAX_SHOWN_SMALL, build_context
 from greenloop.analysis.patterns import classify
 from greenloop.parsers.locate import SourceIndex
 from greenloop.parsers.models import Status, TestResult
@@ -173,3 +173,23 @@ def test_a_minified_line_is_cut(tmp_path):
     ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
     huge = next(s for s in ctx.snippets if s.file == "shop/huge.py")
     assert "...[line cut]" in huge.text and len(huge.text) < 3_000
+
+
+def test_a_cluster_of_small_suspects_is_shown_past_the_usual_count(tmp_path):
+    """Twelve one-line setters the test calls alike tie on every signal: small ones are shown past
+    MAX_SHOWN, up to MAX_SHOWN_SMALL; the rest are named for the model to open, and a large one
+    past MAX_SHOWN is not pasted."""
+    setters = "".join(f"def set{i:02d}(box):\n    box[{i}] = {i}\n\n\n" for i in range(12))
+    write(tmp_path, "shop/__init__.py", "")
+    write(tmp_path, "shop/box.py", setters + "def big(box):\n" + "".join(f"    box[{i}] = {i} * 2  # {'pad ' * 8}\n"
+                                                                        for i in range(40)))
+    calls = "".join(f"    set{i:02d}(box)\n" for i in range(12))
+    write(tmp_path, "tests/test_box.py", f"from shop.box import *\n\n\ndef test_box():\n    box = {{}}\n{calls}"
+                                         "    big(box)\n    assert box == {}\n")
+    test = TestResult(id="tests/test_box.py::test_box", status=Status.FAILED, file="tests/test_box.py", line=4,
+                      message="assert {...} == {}")
+    ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))
+    suspects = [s for s in ctx.snippets if s.why.startswith("suspect")]
+    assert len(suspects) == MAX_SHOWN_SMALL > MAX_SHOWN
+    assert all(s.end_line - s.start_line == 1 for s in suspects[MAX_SHOWN:])  # the small ones only
+    assert "big" in [s.function for s in ctx.further] and "big(box):" not in ctx.render().split("Further")[0]

@@ -123,3 +123,56 @@ def test_a_js_test_block_and_a_required_module_lead_to_the_exported_function(tmp
     ranked = Localizer(SourceIndex(tmp_path)).rank(FailingTest(id="parses", file="test/parse.js", line=4))
     assert [(s.function, s.start, s.end) for s in ranked] == [("module.exports", 2, 4), ("helper", 6, 8)]
     assert ranked[0].reasons == ["called by the test"] and ranked[1].reasons == ["called 2 calls below the test"]
+
+
+# Two writers the test reaches alike (two calls below it, run by it and by the same passing tests):
+# only the failure's output tells which one wrote what the assertion compared.
+REPORTS = {
+    "report/__init__.py": "",
+    "report/write.go": "package report\n\nimport \"fmt\"\n\n"
+                       "func unified(a, b int) string {\n\t// a comment's \"@@@@\" is not output\n"
+                       "\treturn fmt.Sprintf(\"@@ -%d +%d @@\", a, b)\n}\n\n"
+                       "func context(a, b int) string {\n\treturn fmt.Sprintf(\"*** %d ****\\n--- %d ----\", a, b+1)\n}\n\n"
+                       "func Unified(a, b int) string {\n\treturn unified(a, b)\n}\n\n"
+                       "func Context(a, b int) string {\n\treturn context(a, b)\n}\n",
+    "report/write_test.go": "package report\n\nimport \"testing\"\n\nfunc TestBoth(t *testing.T) {\n"
+                            "\tu := Unified(1, 2)\n\tc := Context(1, 2)\n\tcheck(t, u, \"@@ -1 +2 @@\")\n"
+                            "\tcheck(t, c, \"*** 1 ****\\n--- 2 ----\")\n}\n",
+}
+
+
+def test_the_suspect_whose_text_is_in_the_failures_output_ranks_above_its_twin(tmp_path):
+    write(tmp_path, REPORTS)
+    loc = Localizer(SourceIndex(tmp_path))
+    test = FailingTest(id="TestBoth", file="report/write_test.go", line=5,
+                       output="write_test.go:9: *** 1 ****\n--- 3 ---- != *** 1 ****\n--- 2 ----")
+    ranked = loc.rank(test)
+    names = [s.function for s in ranked]
+    assert names.index("context") < names.index("unified")
+    assert "its text '****' is in the failure's output" in ranked[names.index("context")].reasons
+    # Without the output they tie, in file order; a comment's quotes never count.
+    alone = [s.function for s in loc.rank(test.model_copy(update={"output": "@@@@"}))]
+    assert alone.index("unified") < alone.index("context")
+    assert not any("failure's output" in r for s in loc.rank(test.model_copy(update={"output": "@@@@"}))
+                   for r in s.reasons)
+
+
+def test_a_test_that_runs_the_projects_program_suspects_its_functions(tmp_path):
+    """flat's CLI tests run ``cli.js`` (package.json's ``bin``) in a process: no call and no stack
+    frame leads there, the test's ``exec`` does."""
+    write(tmp_path, {
+        "package.json": '{"name": "flat", "bin": "cli.js", "main": "index.js"}\n',
+        "index.js": "function flatten(x) {\n  return x;\n}\n\nmodule.exports = flatten;\n",
+        "cli.js": "#!/usr/bin/env node\nconst flat = require('./index');\n\nfunction out(data) {\n"
+                  "  process.stdout.write(JSON.stringify(flat(data), null, 3));\n}\n\nout(require(process.argv[2]));\n",
+        "test/test.js": "const { exec } = require('child_process');\nconst flatten = require('../index');\n\n"
+                        "test('can take filename', function (done) {\n  exec(`${cli} ${pkgJSON}`, (err, stdout) => {\n"
+                        "    assert.strictEqual(stdout, JSON.stringify(flatten(pkg), null, 2));\n    done();\n  });\n});\n\n"
+                        "test('flattens', function () {\n  assert.deepStrictEqual(flatten({}), {});\n});\n",
+    })
+    loc = Localizer(SourceIndex(tmp_path))
+    ranked = loc.rank(FailingTest(id="can take filename", file="test/test.js", line=4))
+    out = next(s for s in ranked if s.function == "out")
+    assert out.file == "cli.js" and "in cli.js, the program the test runs" in out.reasons
+    # A test that starts no process does not suspect the program.
+    assert "out" not in [s.function for s in loc.rank(FailingTest(id="flattens", file="test/test.js", line=11))]
