@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from ..activities.workspace import AcceptedChange
     from ..domain.candidates import Candidate
     from ..domain.states import FixState, Verdict
+    from ..domain.workspace import Workspace
     from ..reports.record import FixOneTestResult
     from ..runner.runs import SuiteRun
     from .driver import Driver
@@ -67,6 +68,14 @@ with workflow.unsafe.imports_passed_through():
 # A batch's checks: the content checked (its candidates' keys) -> its check, in flight or done.
 Checks = dict[tuple[str, ...], asyncio.Future[CheckResult]]
 
+
+
+def _here(baseline: SuiteRun | None, ws: Workspace) -> SuiteRun | None:
+    """``baseline`` when its files are on ``ws``'s host; None when it was written on a host the run
+    has since moved from (the rebuilt baseline, the same accepted state, stands in for it)."""
+    if baseline is None or not baseline.statuses_path.startswith(ws.run_dir.rstrip("/") + "/"):
+        return None
+    return baseline
 
 class _InFlight:
     """A batch being validated, as the batch after it sees it: its candidates (rebased),
@@ -437,7 +446,7 @@ class QueueDriver(Driver):
             cache[key] = asyncio.ensure_future(self.steps.on_host(lambda ws: host_activity(
                 batch_acts.check_batch,
                 guarded(f"the check {label}'s input", CheckInput(
-                    workspace=ws, plan=progress.plan, baseline=baseline or progress.baseline,
+                    workspace=ws, plan=progress.plan, baseline=_here(baseline, ws) or progress.baseline,
                     failure_run=progress.initial, candidates=candidates, ahead=ahead or [],
                     sandbox=request.sandbox, label=label, singles=singles,
                     impact=progress.impact,

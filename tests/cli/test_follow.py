@@ -140,7 +140,9 @@ def test_run_outlives_a_restart_of_the_server_and_exits_with_the_runs_outcome(tm
     assert "Traceback" not in run.stderr and "internal" not in run.stderr
 
 
-async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env, tmp_path):
+def interrupted_run(temporal_env, tmp_path: Path) -> tuple[str, str, Command]:
+    """A scripted `greenloop run` stopped by Ctrl-C while a test is FIXING: (address, run id, the
+    command), after asserting it exited 130. Nothing serves the run any more."""
     address = temporal_env.client.service_client.config.target_host
     run = Command(tmp_path, "run", "run", str(DEMO), "--scripted", str(slow_scenario(tmp_path, 2.0)),
                   "--address", address)
@@ -151,6 +153,11 @@ async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env,
     finally:
         run.stop()
     assert code == 130
+    return address, run_id, run
+
+
+async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env, tmp_path):
+    address, run_id, run = interrupted_run(temporal_env, tmp_path)
     said = run.stderr
     assert f"run {run_id} is paused" in said, said
     assert f"greenloop resume {run_id} --address {address}" in said, said
@@ -170,15 +177,7 @@ async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env,
 async def test_abort_of_a_run_nobody_serves_serves_it_and_ends_it(temporal_env, tmp_path):
     """The printed `greenloop abort RUN` works after Ctrl-C: no worker serves the run, so the
     command serves it itself until the abort has rolled back and reported (it hung before)."""
-    address = temporal_env.client.service_client.config.target_host
-    run = Command(tmp_path, "run", "run", str(DEMO), "--scripted", str(slow_scenario(tmp_path, 2.0)),
-                  "--address", address)
-    try:
-        run_id = run.wait_for(RUN_LINE.pattern).group(1)
-        run.wait_for(r"^  tests/\S+: FIXING$")
-        assert run.interrupt() == 130
-    finally:
-        run.stop()
+    address, run_id, _ = interrupted_run(temporal_env, tmp_path)
     aborted = greenloop("abort", run_id, "--address", address, data_home=tmp_path / "data")
     assert aborted.returncode == 0, aborted.stderr[-3000:]
     assert f"no worker serves run {run_id}: this command serves it until it has ended" in aborted.stdout
