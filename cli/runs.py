@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -512,7 +513,8 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
     finish(go())
 
 
-async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: Any, quiet: bool) -> str | None:
+async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: WorkflowExecutionDescription,
+                 quiet: bool) -> str | None:
     """Serve a running run's task queue from this command (its worker was a command that is
     gone), with its scripted LLM if it had one: the scenario's path, else None."""
     from ..worker import build_worker

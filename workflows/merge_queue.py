@@ -69,13 +69,13 @@ with workflow.unsafe.imports_passed_through():
 Checks = dict[tuple[str, ...], asyncio.Future[CheckResult]]
 
 
-
 def _here(baseline: SuiteRun | None, ws: Workspace) -> SuiteRun | None:
     """``baseline`` when its files are on ``ws``'s host; None when it was written on a host the run
     has since moved from (the rebuilt baseline, the same accepted state, stands in for it)."""
     if baseline is None or not baseline.statuses_path.startswith(ws.run_dir.rstrip("/") + "/"):
         return None
     return baseline
+
 
 class _InFlight:
     """A batch being validated, as the batch after it sees it: its candidates (rebased),
