@@ -164,7 +164,7 @@ def ci_command(
     options["pull_request"] = False  # opened here, into the failing branch, on the CI's forge
     if "ref" not in given and ci.sha:
         options["ref"] = ci.sha
-    request = run_request(str(path), given | {"push", "ref"}, options, scripted)
+    request = run_request(str(path), given | {"push", "ref"}, options, scripted, address=address)
     if not as_json:
         console.print(f"greenloop ci: fixing {ci.sha or 'the checked-out commit'}"
                       + (f" of {ci.branch}" if ci.branch else "") + f" ({ci.forge})")

@@ -269,9 +269,11 @@ async def _show(client: Client, handle: WorkflowHandle[Any, RunSummary], server:
 
 
 def run_request(repo: str, given: set[str], options: dict[str, Any], scripted: Path | None,
-                wait: bool = True) -> FixRequest:
+                wait: bool = True, address: str | None = None) -> FixRequest:
     """The request of a run about to start (``greenloop run``, ``greenloop ci``), every check that
-    can be made before it starts made: a bad one is said and exits (typer.Exit)."""
+    can be made before it starts made: a bad one is said and exits (typer.Exit). The API key is
+    asked for only when this command runs the run's worker: a configured cluster's workers
+    (``address``) hold their own."""
     try:
         request = build_request(repo, given, **options)
         local = "://" not in repo and "@" not in repo
@@ -288,7 +290,9 @@ def run_request(repo: str, given: set[str], options: dict[str, Any], scripted: P
                 "outlive it (--no-wait)", kind=ErrorKind.VALIDATION_ERROR,
                 suggestion="for runs that outlive the command, start `greenloop worker --scripted SCENARIO` "
                            "and `greenloop run` without --scripted")
-        if scripted is None and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+        worker_here = scripted is not None or not (address or configured_address())
+        if (worker_here and scripted is None and not request.llm.analysis_only
+                and not os.environ.get("ANTHROPIC_API_KEY")):
             raise GreenloopError("no ANTHROPIC_API_KEY set", kind=ErrorKind.VALIDATION_ERROR)
     except GreenloopError as exc:
         raise fail(exc, "set ANTHROPIC_API_KEY, or pass --scripted SCENARIO or --analysis-only"
@@ -310,7 +314,7 @@ def run_command(
     options: dict | None = None,
 ) -> None:
     """Start a fix run: prints the run id and the Web UI link, then follows it."""
-    request = run_request(repo, given_options(ctx), options or {}, scripted, wait)
+    request = run_request(repo, given_options(ctx), options or {}, scripted, wait, address)
     finish(_run(request, scripted, wait, address, namespace, as_json))
 
 
@@ -514,9 +518,10 @@ def watch_command(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 
 async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: WorkflowExecutionDescription,
-                 quiet: bool) -> str | None:
+                 quiet: bool, ending: bool = False) -> str | None:
     """Serve a running run's task queue from this command (its worker was a command that is
-    gone), with its scripted LLM if it had one: the scenario's path, else None."""
+    gone), with its scripted LLM if it had one: the scenario's path, else None. A run being
+    ended (``ending``: abort) asks no model, so it needs neither its scenario nor a key."""
     from ..worker import build_worker
 
     handle = client.get_workflow_handle_for(FixSuiteWorkflow.run, run_id)
@@ -524,7 +529,9 @@ async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: Workf
     if request is None:
         raise GreenloopError(f"run {run_id}'s request cannot be read", kind=ErrorKind.VALIDATION_ERROR)
     scripted = (await desc.memo()).get("scripted")
-    if scripted:
+    if scripted and ending and not Path(scripted).is_file():
+        scripted = None
+    elif scripted:
         from ..llm.scripted_server import scripted_llm
 
         if not Path(scripted).is_file():
@@ -533,7 +540,7 @@ async def _serve(stack: AsyncExitStack, client: Client, run_id: str, desc: Workf
                                  suggestion=f"put the scenario back, or abort the run: "
                                             f"greenloop abort {shlex.quote(run_id)}")
         stack.enter_context(scripted_llm(Path(scripted)))
-    elif not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
+    elif not ending and not request.llm.analysis_only and not os.environ.get("ANTHROPIC_API_KEY"):
         raise GreenloopError("no ANTHROPIC_API_KEY set: the run asks Claude for its fixes",
                              kind=ErrorKind.VALIDATION_ERROR, suggestion="set ANTHROPIC_API_KEY")
     check_sandbox(request.sandbox.backend, quiet=quiet)
@@ -649,7 +656,7 @@ def abort_command(
                     raise GreenloopError(f"run {run_id} is in progress but no worker serves it",
                                          kind=ErrorKind.VALIDATION_ERROR,
                                          suggestion="start a worker (greenloop worker), then abort it again") from None
-                await _serve(stack, client, run_id, desc, quiet=False)
+                await _serve(stack, client, run_id, desc, quiet=False, ending=True)
                 console.print(f"no worker serves run [bold]{run_id}[/]: this command serves it until it has ended")
                 served = True
             try:

@@ -176,8 +176,10 @@ async def test_ctrl_c_pauses_a_scripted_run_and_resume_finishes_it(temporal_env,
 
 async def test_abort_of_a_run_nobody_serves_serves_it_and_ends_it(temporal_env, tmp_path):
     """The printed `greenloop abort RUN` works after Ctrl-C: no worker serves the run, so the
-    command serves it itself until the abort has rolled back and reported (it hung before)."""
+    command serves it itself until the abort has rolled back and reported (it hung before),
+    even when the run's scenario is gone (an abort asks no model)."""
     address, run_id, _ = interrupted_run(temporal_env, tmp_path)
+    (tmp_path / "slow.yaml").unlink()
     aborted = greenloop("abort", run_id, "--address", address, data_home=tmp_path / "data")
     assert aborted.returncode == 0, aborted.stderr[-3000:]
     assert f"no worker serves run {run_id}: this command serves it until it has ended" in aborted.stdout

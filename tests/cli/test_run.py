@@ -8,7 +8,10 @@ import os
 import subprocess
 import sys
 
-from greenloop.cli.runs import run_link
+import pytest
+import typer
+
+from greenloop.cli.runs import run_link, run_request
 from tests.conftest import REPO
 
 DEMO = REPO / "samples" / "demo-python"
@@ -76,11 +79,22 @@ async def test_run_errors_say_what_to_do(temporal_env, tmp_path):
     missing = greenloop("run", str(tmp_path / "nope"), "--address", address, "--scripted", str(SCENARIO),
                         data_home=tmp_path)
     assert missing.returncode != 0 and "validation_error" in missing.stderr and "nope" in missing.stderr
-    no_key = greenloop("run", str(DEMO), "--address", address, data_home=tmp_path)
+    no_key = greenloop("run", str(DEMO), data_home=tmp_path)  # this command would run the worker
     assert no_key.returncode != 0 and "ANTHROPIC_API_KEY" in no_key.stderr and "--scripted" in no_key.stderr
     no_run = greenloop("status", "no-such-run", "--address", address, data_home=tmp_path)
     assert no_run.returncode != 0 and "no run " in no_run.stderr and "greenloop runs" in no_run.stderr
     assert "Traceback" not in missing.stderr + no_key.stderr + no_run.stderr
+
+
+def test_the_api_key_is_asked_only_of_the_command_that_runs_the_worker(monkeypatch):
+    """A run submitted to a cluster is served by the cluster's workers, which hold the key:
+    the machine that submits it needs none. A run whose worker is this command does."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr("greenloop.cli.runs.configured_address", lambda: None)
+    request = run_request(str(DEMO), set(), {}, None, address="temporal.internal:7233")
+    assert not request.llm.analysis_only
+    with pytest.raises(typer.Exit):
+        run_request(str(DEMO), set(), {}, None)
 
 
 def test_the_run_link_needs_the_ui_address_of_a_configured_cluster(monkeypatch):
