@@ -2,6 +2,12 @@
 # idempotent: a second run installs nothing).
 .PHONY: demo test test-serial check lint typecheck setup
 
+# Python writes its bytecode: a machine that says PYTHONDONTWRITEBYTECODE (this one's
+# image does) would have every process of the suite (each xdist worker's collection,
+# each `greenloop` command and worker it starts) compile pytest's rewritten tests and
+# the libraries again, a few seconds of CPU each.
+unexport PYTHONDONTWRITEBYTECODE
+
 # Test processes: most tests wait on subprocesses (sandboxed suites, dev servers,
 # package managers), so a 2-core machine runs 6 well (measured: 4 took 23.5 min, 6 took 21). One Temporal dev server
 # serves them all (tests/conftest.py).
@@ -33,11 +39,15 @@ setup:
 demo: setup
 	@bash scripts/demo.sh
 
+# pyright (20 s of CPU) types the code beside the first pytest run, which waits on
+# subprocesses as much as it computes; its verdict is printed after that run.
 test:
 	@bash scripts/setup.sh test
 	@.venv/bin/ruff check .
-	@.venv/bin/pyright
-	@status=0; $(PYTEST_PARALLEL) || status=$$?; $(PYTEST_EXCLUSIVE) || status=$$?; exit $$status
+	@status=0; typing=$$(mktemp); .venv/bin/pyright > "$$typing" 2>&1 & pyright=$$!; \
+	$(PYTEST_PARALLEL) || status=$$?; \
+	if wait $$pyright; then tail -n 1 "$$typing"; else cat "$$typing"; status=1; fi; rm -f "$$typing"; \
+	$(PYTEST_EXCLUSIVE) || status=$$?; exit $$status
 
 test-serial:
 	@bash scripts/setup.sh test

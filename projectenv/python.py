@@ -453,7 +453,12 @@ def recipe(root: Path, framework: str) -> Recipe:
         lines.append(f"../venv/bin/python -c 'import coverage' 2>/dev/null || {install} coverage "
                      "|| echo 'greenloop: coverage.py not installed: no test impact'")
         said.append("coverage.py (for test impact)")
-    env = {"PIP_NO_INPUT": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1", "UV_LINK_MODE": "copy"}
+    # Bytecode compiled once, here: every suite run imports pytest and the project's
+    # dependencies, and sandboxed runs write no .pyc (PYTHONDONTWRITEBYTECODE), so without
+    # it each run compiled them all again (pytest alone: 0.2 s of CPU a run instead of 0.9 s).
+    # pip compiles by default.
+    env = {"PIP_NO_INPUT": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1", "UV_LINK_MODE": "copy",
+           "UV_COMPILE_BYTECODE": "1"}
     texts = " ".join((root / m).read_text(encoding="utf-8", errors="replace") for m in found
                      if m in ("pyproject.toml", "setup.py", "setup.cfg"))
     if SCM_PLUGINS.search(texts) and not (root / "PKG-INFO").is_file():

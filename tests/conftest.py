@@ -198,8 +198,17 @@ EXCLUSIVE = ("tests/workflows/test_deployment.py::", "tests/workflows/test_crash
              "tests/workflows/test_outcomes.py::test_a_default_retry_stops_at_the_run_budget")
 
 
+# Tests of those modules that neither kill workers nor wait on a short timeout.
+NOT_EXCLUSIVE = ("tests/workflows/test_deployment.py::test_a_missing_workspace_is_a_typed_error_not_an_empty_run",
+                 "tests/workflows/test_deployment.py::test_run_scripted_keeps_its_run_away_from_other_workers")
+
+
+def exclusive(item) -> bool:
+    return item.nodeid.startswith(EXCLUSIVE) and not item.nodeid.startswith(NOT_EXCLUSIVE)
+
+
 def _rank(item) -> int:
-    if item.nodeid.startswith(EXCLUSIVE):
+    if exclusive(item):
         return len(SLOW) + 1  # last: by then the other workers have little left to wait for
     path = item.nodeid.split("::")[0]
     return next((i for i, prefix in enumerate(SLOW) if path.startswith(prefix)), len(SLOW))
@@ -208,7 +217,7 @@ def _rank(item) -> int:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.nodeid.startswith(EXCLUSIVE):
+        if exclusive(item):
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.exclusive)
         elif _rank(item) < len(SLOW):

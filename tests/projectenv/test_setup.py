@@ -47,6 +47,8 @@ async def test_src_layout_with_test_extra_runs_in_its_own_virtualenv(home, src_p
     venv = Path(environment.root) / "venv"
     assert venv.is_dir() and str(venv) in environment.path_first[0]
     assert list(venv.glob("lib/python3*/site-packages/inflection*"))
+    # Compiled once at setup: sandboxed runs write no bytecode, so each would compile pytest again.
+    assert list(venv.glob("lib/python3*/site-packages/_pytest/__pycache__/main.*.pyc"))
     # ...and the tests ran with the project's environment: imports work, the bug is the only failure.
     assert _statuses(run) == {"tests/test_wordy.py::test_title": Status.PASSED,
                               "tests/test_wordy.py::test_add": Status.FAILED}
