@@ -9,8 +9,10 @@ a report and a branch/patch.
    before each test; a fix that also fixes others spares them. The driver
    of the run's validation mode does it (``workflows/driver.py``): each fix
    validated alone (``EachDriver``) or in batches (``QueueDriver``);
-4. run the whole suite at the end and write the report, the patch and the
-   branch.
+4. run the whole suite at the end; when it shows failing tests the first
+   run could not (a module that did not load hid them, and its fix made it
+   load), drive those in another round, at most ``MOST_ROUNDS`` in all;
+   then write the report, the patch and the branch.
 
 The run is ``completed`` only when that last suite run was read; a suite
 that timed out or could not be read (no tests found, a crash before any
@@ -57,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
     from ..domain.workspace import Workspace
     from ..reports.record import FixStatusView, RunSummary
     from ..run_request import FixRequest, ProjectRequest
+    from ..runner.runs import SuiteRun
     from .control import ABORT_HINT, ANSWER_HINT, ROLLBACK_HINT, json_object, parse_reason, parse_test_id, shown
     from .driver import Driver, child_id
     from .each_driver import EachDriver
@@ -76,6 +79,10 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["FixSuiteWorkflow", "child_id"]
 
 DONE_PHASES = ("finalizing", "finished")
+# Rounds of driving: the first suite run's failures, then failures that came to light
+# once what hid them loads (a syntax error in one module hides every test of a pytest
+# session; a fixed one may reveal another).
+MOST_ROUNDS = 3
 
 R = TypeVar("R")
 
@@ -250,9 +257,13 @@ class FixSuiteWorkflow:
             return await self._stop(request, stopped.workspace, stopped.summary)
         self._run.progress = progress
         self._driver = QueueDriver(self._run, self) if request.validation == "queue" else EachDriver(self._run, self)
-        await self._drive(self._driver)
-        await self.process_rollbacks()
-        summary = await self._finish(request, progress)
+        while True:
+            await self._drive(self._driver)
+            await self.process_rollbacks()
+            final = await self._final_run(request, progress)
+            if not await self._revealed(request, progress, final):
+                break
+        summary = await self._finish(request, progress, final)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return summary
 
@@ -431,15 +442,51 @@ class FixSuiteWorkflow:
         write_final_details(outcome_details(summary))
         return summary
 
-    async def _finish(self, request: FixRequest, progress: SuiteProgress) -> RunSummary:
+    async def _final_run(self, request: FixRequest, progress: SuiteProgress) -> SuiteRun:
+        """The whole suite on the accepted state (the first run when it was not read: nothing ran since)."""
         self.set_phase("finalizing")
-        summary = progress.summary
-        stopped_early = not summary.baseline_read  # the first suite run was not read: nothing ran since
-        final = progress.initial if stopped_early else await self.on_host(lambda ws: host_activity(
+        if not progress.summary.baseline_read:
+            return progress.initial
+        return await self.on_host(lambda ws: host_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=ws, plan=progress.plan, label="final", sandbox=request.sandbox,
                        compare_to=progress.initial),
             ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)))
+
+    async def _revealed(self, request: FixRequest, progress: SuiteProgress, final: SuiteRun) -> bool:
+        """Whether ``final`` shows failing tests the run has never driven (hidden from the first
+        run by a module that did not load), now queued for another round with ``final`` as the
+        failures' run and the baseline. Only when it fails more tests than the run knows of."""
+        run, summary = self._run, progress.summary
+        known = sum(v.state != FixState.FIXED for v in run.views.values()) + len(summary.flaky)
+        if (not summary.baseline_read or run.abort_requested or progress.round >= MOST_ROUNDS
+                or final.totals.problems <= known or workflow.now().timestamp() >= progress.deadline_unix
+                or not workflow.patched("revealed-failures")):
+            return False
+        analysis = await self.on_host(lambda ws: host_activity(
+            analysis_acts.analyze_suite,
+            SuiteAnalysisInput(workspace=ws, run=final, select=request.select, exclude=request.exclude),
+            ws, request, quick_options(request.heartbeat_timeout_s)))
+        revealed = [t for t in analysis.order if t not in run.views]
+        if not revealed:
+            return False
+        progress.round += 1
+        run_id = workflow.info().workflow_id
+        for t in revealed:
+            run.views[t] = FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t))
+        progress.initial, progress.baseline, progress.remaining = final, final.as_baseline(), revealed
+        progress.followers |= {t: g.root_test for g in analysis.groups for t in g.tests
+                               if t != g.root_test and t in revealed}
+        summary.notes.append(f"round {progress.round}: {len(revealed)} failing test(s) came to light once the "
+                             "tests that hid them loaded: " + ", ".join(revealed[:5])
+                             + (f" and {len(revealed) - 5} more" if len(revealed) > 5 else ""))
+        self.set_phase(f"round {progress.round}: fixing {len(revealed)} failing test(s) that came to light")
+        return True
+
+    async def _finish(self, request: FixRequest, progress: SuiteProgress, final: SuiteRun) -> RunSummary:
+        self.set_phase("finalizing")
+        summary = progress.summary
+        stopped_early = not summary.baseline_read  # the first suite run was not read: nothing ran since
         if self._run.abort_requested:
             summary.state, summary.reason = RunOutcome.ABORTED, self._run.abort_reason
             summary.notes.append(self._run.abort_reason)
@@ -455,7 +502,7 @@ class FixSuiteWorkflow:
                 progress.workspace, request, setup_options(request.heartbeat_timeout_s))
         except HostLost as lost:  # rebuild, then finish there (the final suite run is redone on it)
             await self.rebuild(lost)
-            return await self._finish(request, progress)
+            return await self._finish(request, progress, await self._final_run(request, progress))
         progress.summary = summary
         upsert_run(request.repo, summary.state.upper(), final.totals.problems)
         self.set_phase("finished")

@@ -76,6 +76,9 @@ class SuiteProgress(BaseModel):
     followers: dict[str, str] = Field(default_factory=dict)
     # Every accepted fix, in order: with the repository source, all a rebuild on another worker needs.
     accepted: list[AcceptedChange] = Field(default_factory=list[AcceptedChange])
+    # The round of driving: 1, the first suite run's failures; then one more each time the
+    # final suite run shows failures the first could not (workflows/fix_suite.py, MOST_ROUNDS).
+    round: int = 1
     rebuilds: int = 0  # times the run moved to another worker
     redriven: dict[str, int] = Field(default_factory=dict)  # test -> times it was driven again after a host loss
     batches: int = 0  # validation queue: batches validated so far (they are numbered across the whole run)
