@@ -39,7 +39,8 @@ from ..parsers.models import Status, TestReport
 FOLDER = ".greenloop/impact/go"
 MAX_FAILING = 10
 MAX_PASSING = 300
-PASSING_BUDGET_S = 45  # seconds of the whole script after which no passing test is run
+MIN_PASSING = 20  # the nearest passing tests, always measured
+PASSING_BUDGET_S = 45  # seconds after the first test binary is built, after which no further passing test runs
 _SKIP_DIRS = {"vendor", "node_modules", ".git", ".greenloop", "testdata"}
 _BLOCK = re.compile(r"^(.+\.go):(\d+)\.\d+,(\d+)\.\d+ \d+ (\d+)$")
 
@@ -115,9 +116,10 @@ def run_pattern(name: str) -> str:
 def script(workspace: Path, report: TestReport) -> str | None:
     """A shell command that writes one coverage profile per chosen test into ``FOLDER``
     (``<n>.out``, with ``index.txt`` naming each n's test id); None when there is nothing to measure.
-    The failing tests' packages come first; passing tests stop being run once the whole script
-    has taken ``PASSING_BUDGET_S`` (a suite of slow tests costs that much at most, beyond its
-    failing tests)."""
+    The failing tests' packages come first; past the ``MIN_PASSING`` nearest passing tests, passing
+    tests stop being run ``PASSING_BUDGET_S`` after the first test binary is built (a suite of slow
+    tests costs that much at most beyond the old sample; the compile, slow on a loaded machine, is
+    not counted)."""
     failing = {t.id for t in report.tests if t.status in (Status.FAILED, Status.ERRORED)}
     if not failing:
         return None
@@ -126,8 +128,8 @@ def script(workspace: Path, report: TestReport) -> str | None:
     for test_id in chosen(report):  # failing tests first, so their packages come first
         by_package.setdefault(test_id.split("::", 1)[0], []).append(test_id)
     in_budget = f"[ $(($(date +%s) - start)) -lt {PASSING_BUDGET_S} ]"
-    lines = [f"rm -rf {FOLDER}", f"mkdir -p {FOLDER}", f'out="$PWD/{FOLDER}"', "start=$(date +%s)"]
-    n = 0
+    lines = [f"rm -rf {FOLDER}", f"mkdir -p {FOLDER}", f'out="$PWD/{FOLDER}"', "start="]
+    n = passing = 0
     for p, (package, tests) in enumerate(by_package.items()):
         where = _local(package, mods)
         if where is None:
@@ -135,13 +137,16 @@ def script(workspace: Path, report: TestReport) -> str | None:
         module, folder = where
         binary = f'"$out/pkg{p}.test"'
         go_dir = shlex.quote(folder or ".")
-        lines.append(("" if failing.intersection(tests) else f"{in_budget} && ")
+        lines.append(("" if failing.intersection(tests) or passing < MIN_PASSING else f"{in_budget} && ")
                      + f"(cd {go_dir} && go test -c -cover -coverpkg={shlex.quote(module + '/...')} "
                      f"-o {binary} . >/dev/null 2>&1) &&")
         lines.append("{")
+        lines.append('  start="${start:-$(date +%s)}"')
         for test_id in tests:
             name = test_id.split("::", 1)[1]
-            lines.append(f"  {'' if test_id in failing else in_budget + ' && '}"
+            bounded = test_id not in failing and passing >= MIN_PASSING
+            passing += test_id not in failing
+            lines.append(f"  {in_budget + ' && ' if bounded else ''}"
                          f"printf '%s\\t%s\\n' {n} {shlex.quote(test_id)} >> \"$out/index.txt\" &&")
             lines.append(f"  (cd {go_dir} && {binary} -test.count=1 -test.run {shlex.quote(run_pattern(name))} "
                          f'-test.coverprofile="$out/{n}.out" >/dev/null 2>&1)')
