@@ -167,3 +167,19 @@ async def test_a_failing_table_row_ranks_the_helper_only_it_ran_first(tmp_path):
         # other helpers by the passing rows too.
         assert message.rank("money/format.go", "sign") == 1, message.context.suspects
         assert message.shows("money/format.go", 12)
+
+
+def test_the_nearest_passing_tests_always_run_and_further_ones_within_the_budget(tmp_path):
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
+    tests = [TestResult(id="example.com/m::TestFormat/negative", status=Status.FAILED)]
+    tests += [TestResult(id=f"example.com/m::TestP{i:02d}", status=Status.PASSED) for i in range(30)]
+    command = go_coverage.script(tmp_path, TestReport(framework="go", command="go test ./...", tests=tests))
+    assert command is not None
+    runs = [line for line in command.splitlines() if "index.txt" in line]
+    assert len(runs) == 31
+    budget = f"-lt {go_coverage.PASSING_BUDGET_S} ]"
+    # The failing test and the MIN_PASSING nearest passing ones run whatever the time; the rest within the budget.
+    assert not any(budget in line for line in runs[:1 + go_coverage.MIN_PASSING])
+    assert all(budget in line for line in runs[1 + go_coverage.MIN_PASSING:])
+    # The budget's clock starts when the first test binary is built, not before the compile.
+    assert command.index('start="${start:-$(date +%s)}"') > command.index("go test -c")
