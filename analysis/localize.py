@@ -145,9 +145,17 @@ class Spectrum(BaseModel):
                 out.add(test)
         return out
 
-    def covered(self, test: str) -> dict[str, list[int]]:
-        """The lines ``test`` ran, per file."""
-        return {f: by_test[test] for f, by_test in self.files.items() if test in by_test}
+    def covered(self, test: str, failing: Iterable[str] = ()) -> dict[str, list[int]]:
+        """The lines ``test`` ran, per file; for a test not measured itself that fails because its
+        subtests fail (Go's ``TestX`` of ``TestX/case``), what those of ``failing`` that were ran."""
+        own = {f: by_test[test] for f, by_test in self.files.items() if test in by_test}
+        if own:
+            return own
+        subtests = {t for t in failing if t.startswith(test + "/")}
+        if not subtests:
+            return {}
+        union = ((f, set().union(*(by_test[t] for t in subtests if t in by_test))) for f, by_test in self.files.items())
+        return {f: sorted(lines) for f, lines in union if lines}
 
 
 @lru_cache(maxsize=4)
@@ -369,7 +377,7 @@ class Localizer:
         # What the test calls, and what that calls.
         own = self.test_region(test)
         # With the test's coverage the spectrum says far more than call distance: calls become a tie-break.
-        call_weight = W_CALL_BESIDE_SPECTRUM if self.spectrum is not None and self.spectrum.covered(test.id) \
+        call_weight = W_CALL_BESIDE_SPECTRUM if self.spectrum is not None and self.spectrum.covered(test.id, self.failing) \
             else W_CALL
         if own is not None:
             frontier, seen = [own], {own.key}
@@ -426,7 +434,7 @@ class Localizer:
         (statement-level spectra aggregated by their maximum: a wrong branch stands out from the
         lines every test runs)."""
         assert self.spectrum is not None
-        covered = self.spectrum.covered(test.id)
+        covered = self.spectrum.covered(test.id, self.failing)
         if not covered:
             return
         failing_total = max(1, len(self.failing & self._all_tests()))

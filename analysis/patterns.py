@@ -100,6 +100,7 @@ FRAME_PATTERNS = [
     re.compile(r"\((?P<path>[^()\s]+\.\w+):(?P<line>\d+)(?::\d+)?\)"),              # JS/Java "(file:line[:col])"
     re.compile(r"at (?P<path>/[^\s:()]+\.\w+):(?P<line>\d+)"),                      # JS "at /abs/file:line"
     re.compile(r"(?P<path>[\w./-]+\.\w+):(?P<line>\d+):in"),                        # Ruby
+    re.compile(r"^\t(?P<path>[^\s:()]+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$", re.M),   # Go goroutine stack
 ]
 
 

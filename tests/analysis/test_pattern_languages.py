@@ -207,3 +207,24 @@ def test_bare_file_names_resolve_only_when_unique():
     # two index.js files: a bare "index.js" could be either, so it is no frame
     c = classify(failing("TypeError: x is not a function", "    at f (index.js:3:1)"), files)
     assert c.project_frames == []
+
+
+def test_a_go_panic_stack_names_the_function_that_panicked():
+    # A table-driven test's row recovered the panic and re-panicked: the goroutine's stack lists the
+    # testing package, the test's deferred function, then the project's frames, innermost first.
+    details = ("panic: runtime error: slice bounds out of range [:-1] [recovered]\n"
+               "\tpanic: runtime error: slice bounds out of range [:-1]\n\ngoroutine 305 [running]:\n"
+               "testing.tRunner.func1.2({0x648ae0, 0xc0000185b8})\n\t/usr/lib/go-1.19/src/testing/testing.go:1396 +0x24e\n"
+               "panic({0x648ae0, 0xc0000185b8})\n\t/usr/lib/go-1.19/src/runtime/panic.go:884 +0x212\n"
+               "github.com/google/go-cmp/cmp_test.TestDiff.func1.1.1()\n\t/w/ws/cmp/compare_test.go:153 +0x6a\n"
+               "github.com/google/go-cmp/cmp.(*pointerReferences).Pop(0xc00039fe08?)\n"
+               "\t/w/ws/cmp/report_references.go:67 +0x32\n"
+               "github.com/google/go-cmp/cmp.formatOptions.FormatValue({0x2d, 0x1}, ...)\n"
+               "\t/w/ws/cmp/report_reflect.go:181 +0x1b3a\n")
+    files = {"cmp/compare_test.go", "cmp/report_references.go", "cmp/report_reflect.go"}
+    c = classify(failing("panic: runtime error: slice bounds out of range [:-1] [recovered]", details,
+                         file="cmp/compare_test.go"), files)
+    assert c.kind is FailureKind.INDEX_OUT_OF_RANGE
+    assert [(f.file, f.line) for f in c.project_frames] == [
+        ("cmp/compare_test.go", 153), ("cmp/report_references.go", 67), ("cmp/report_reflect.go", 181)]
+    assert c.error_site is not None and (c.error_site.file, c.error_site.line) == ("cmp/report_references.go", 67)
