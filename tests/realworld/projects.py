@@ -322,7 +322,7 @@ PROJECTS: tuple[Project, ...] = (
              "`TestIdnaTest` per line of Unicode's IdnaTestV2.txt: 6,225 generated tests that all print "
              "`runTest (tests.test_idna_uts46.TestIdnaTest.runTest)` (their docstring line tells them apart), "
              "6,250 in all",
-        tests_dir="tests", runner_total=6250,
+        tests_dir="tests", runner_total=6250, model_requests=3,
         hand_install=("python", "-m", "pip", "install", "-e", "."),
         hand_test=("python", "-m", "unittest", "discover", "-v", "-s", "tests", "-t", "."),
         bugs=(
