@@ -5,7 +5,9 @@ A check copies the accepted state (the run workspace's current files) into a
 scratch git worktree, applies the candidates' edit sets there and runs (1) the
 candidates' own tests in one runner invocation, with the tests that run the
 candidates' files (test impact, ``runner/impact.py``), each one that fails
-there again alone, then (2) the whole suite once, compared with the baseline.
+there again alone, then (2) the whole suite once, compared with the baseline
+(an own test the framework cannot run alone, whose run alone would be the suite's,
+is judged by that suite run only).
 An impacted test that fails there twice and passes without the fixes
 (selected the same way) is a regression found without the suite run; the candidates whose files none of the regressing tests ran are
 named (``innocent``), so that a bisection judges them first. A
@@ -40,7 +42,7 @@ from ..runner.execute import run_tests
 from ..runner.impact import ImpactMap
 from ..runner.plan import SuitePlan
 from ..runner.runs import SingleRun, SuiteRun
-from ..runner.select import selection_command
+from ..runner.select import selection_command, tests_command
 from ..sandbox.models import SandboxSettings
 from ..workspace import worktree as wt
 from ..workspace.backups import BackupStore
@@ -204,12 +206,22 @@ async def _alone(inp: CheckInput, ws: Workspace, test_id: str) -> SingleRun:
                                        label="validate-batch-single" if attempt is None else f"validate-{attempt}-single"))
 
 
-async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: CheckResult) -> list[str]:
+def _suite_only(inp: CheckInput) -> set[str]:
+    """The candidates' own tests the framework cannot run without the rest of the suite
+    (unittest's generated tests printing one name): their run alone would be the suite's."""
+    failing = load_report(inp.failure_run.report_path)
+    entries = [e for e in (failing.find(c.test_id) for c in inp.candidates) if e is not None]
+    return {e.id for e in entries if tests_command(inp.plan, [e]) == inp.plan.test_command}
+
+
+async def _quick(inp: CheckInput, ws: Workspace, impacted: list[str], result: CheckResult,
+                 suite_only: set[str]) -> list[str]:
     """The quick check before the suite: the candidates' own tests (``inp.singles``) and
     the ``impacted`` ones in one runner invocation where the framework selects several
     at once; each that fails there is run again alone before anything is judged. Fills
-    ``result.still_failing`` (own tests) and returns the impacted tests that fail alone too."""
-    own = [c.test_id for c in inp.candidates] if inp.singles else []
+    ``result.still_failing`` (own tests) and returns the impacted tests that fail alone too.
+    An own test in ``suite_only`` is left to the suite run, which judges it anyway."""
+    own = [c.test_id for c in inp.candidates if c.test_id not in suite_only] if inp.singles else []
     together = await _together(inp, ws, own + impacted) if own or impacted else None
     result.single_runs += together is not None
     own_suspects = own if together is None else [i for i in own if not together[i]]
@@ -262,14 +274,15 @@ async def _suite(inp: CheckInput, ws: Workspace, label: str) -> SuiteRun:
                                           compare_to=inp.baseline))
 
 
-def _own_tests_in_the_suite(inp: CheckInput, suite: SuiteRun, result: CheckResult) -> None:
+def _own_tests_in_the_suite(inp: CheckInput, suite: SuiteRun, result: CheckResult, suite_only: set[str]) -> None:
     """Each candidate's test that does not pass in the full-suite run (a file or package that
     failed to load is judged by the tests it holds once it loads)."""
     failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
     for c in inp.candidates:
         entry = failing.find(c.test_id)
         if entry is None or not outcome(entry, now).passed:
-            result.still_failing[c.test_id] = "the test passes alone but fails in the full suite"
+            result.still_failing[c.test_id] = "the test still fails in the full suite" if c.test_id in suite_only \
+                else "the test passes alone but fails in the full suite"
 
 
 @activity.defn
@@ -283,7 +296,8 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         found = impact_map.load(inp.impact)
         impacted = _impacted(inp, found)
         result.impacted = len(impacted)
-        regressed = await _quick(inp, ws, impacted, result)
+        suite_only = await asyncio.to_thread(_suite_only, inp) if inp.suite else set[str]()
+        regressed = await _quick(inp, ws, impacted, result, suite_only)
         if result.still_failing:  # those fixes do not work: judged before any suite run
             return result
         if regressed:  # a test that runs the fixes' files fails with them, passes without: no suite run needed
@@ -306,7 +320,7 @@ async def check_batch(inp: CheckInput) -> CheckResult:
             regressions = [t for t in regressions if t in twice]
             suite = again if not regressions else suite
         if not result.broken:
-            _own_tests_in_the_suite(inp, suite, result)
+            _own_tests_in_the_suite(inp, suite, result, suite_only)
         _regressions(result, regressions, inp, found)
         result.suite = suite
         result.ok = not (result.broken or regressions or result.still_failing)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from . import npm_scripts, registry
+from . import npm_scripts, registry, setuptools_suite
 from .command import PACKAGE_RUNNER, SEGMENT_SPLIT
 from .run_output import RunOutput
 
@@ -84,6 +84,8 @@ def from_project(root: Path | None) -> Detection | None:
     for cfg, sec in (("setup.cfg", r"^\[tool:pytest\]"), ("tox.ini", r"^\[pytest\]")):
         if (root / cfg).exists() and _has_section(root / cfg, sec):
             return hit("pytest", f"a pytest section in {cfg}")
+    if (declared := setuptools_suite.declared(root)) is not None:
+        return hit("unittest", f"test_suite {declared.name!r} declared in {declared.source}")
     if (root / "go.mod").exists() or (root / "go.work").exists():
         return hit("go", "go.mod" if (root / "go.mod").exists() else "go.work")
     if (root / "Cargo.toml").exists():

@@ -60,8 +60,8 @@ def repeats(tests: list[TestResult], runner_total: int | None) -> tuple[list[Tes
     (console and report) merged it through ``add``. So an id still repeated
     is, by default, distinct tests that print one name (generated tests, a
     parametrization without ids): each is kept, the first under the printed
-    id, the next ones numbered in order (``numbered``), their printed id kept
-    in ``printed`` (what selects them again). Only when the runner's own
+    id, the next ones numbered in order (``numbered``), every one's printed id
+    kept in ``printed`` (what selects them again). Only when the runner's own
     total counts them once (it equals the merged count) are they one test
     read twice, merged by ``merge``."""
     seen = Counter(t.id for t in tests)
@@ -81,6 +81,8 @@ def repeats(tests: list[TestResult], runner_total: int | None) -> tuple[list[Tes
         count[t.id] += 1
         if count[t.id] > 1:
             t = t.model_copy(update={"id": numbered(t.id, count[t.id]), "printed": t.id})
+        elif t.id in repeated:
+            t = t.model_copy(update={"printed": t.id})
         out.append(t)
     return out, (f"{sum(repeated.values())} tests printed {len(repeated)} name(s) more than once and are counted "
                  f"apart, numbered [#2], [#3]... in order: {names}")

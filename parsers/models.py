@@ -75,8 +75,8 @@ class TestResult(BaseModel):
     # Where the test came from when the id alone does not say it: a cargo test
     # binary, a Go package, a JUnit class. Used to select the test again.
     suite: str | None = None
-    # The id the runner printed, when it printed it for several distinct tests
-    # and this one was numbered apart (``merge.repeats``): what selects it.
+    # The id the runner printed, when it printed it for several distinct tests (the
+    # first keeps it as its id, the next are numbered apart: ``merge.repeats``): what selects it.
     printed: str | None = None
 
     @field_validator("message")

@@ -25,6 +25,10 @@ selection (``runner/select.py`` builds the command that runs exactly the chosen 
     ``select(tests, inv, default) -> list[str]``  the words that select ``tests``, appended
         to the invocation (``default``: the invocation is Greenloop's own). Default: the
         framework cannot run one test (the suite validates instead).
+    ``REPEATED_NAMES_SELECTABLE``  a name several distinct tests print (``merge.repeats``)
+        selects them all again, in the suite's order, so their numbers hold. Default: True.
+        False for unittest: its loader builds one instance of the class from a name, never
+        the generated tests that print it (they are validated by the whole suite).
     ``select_in_command(command, tests) -> str``  a selection written over the whole
         command, for a runner whose call is not taken apart (JUnit console). Default: none.
     ``SELECTION_REPORTS``  where ``REPORT_OPTIONS`` go in a selection built on
@@ -141,6 +145,10 @@ class Plugin:
     @property
     def default_invocation(self) -> str | None:
         return self._get("DEFAULT_INVOCATION")
+
+    @property
+    def repeated_names_selectable(self) -> bool:
+        return bool(self._get("REPEATED_NAMES_SELECTABLE", True))
 
     def select(self, tests: list[TestResult], inv: Invocation, default: bool) -> list[str]:
         own = self._get("select")

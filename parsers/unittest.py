@@ -25,7 +25,9 @@ import shlex
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from . import setuptools_suite
 from .command import command_words, unquote
 from .invocation import Invocation, without
 from .invocation import split_args as split_words
@@ -998,8 +1000,17 @@ SELECT_VALUE_OPTIONS = {"-k", "-s", "-t", "-p", "--start-directory", "--top-leve
 DISCOVERY_OPTIONS = {"-s", "-t", "-p", "--start-directory", "--top-level-directory", "--pattern"}
 DEFAULT_INVOCATION = "python -m unittest -v"
 DEFAULT_SUITE = "python -m unittest discover -v"
+# A name selects ``Class(method)``, never the instances a ``load_tests`` or a suite-building
+# callable made (``TestIdnaTest(lineno, fields)``): tests printing one name cannot be selected.
+REPEATED_NAMES_SELECTABLE = False
 FIXTURE_ID = re.compile(r"(?:setUpClass|tearDownClass|setUpModule|tearDownModule) \((.+)\)$")
 FAILED_IMPORT = "unittest.loader._FailedTest."
+
+
+def suite_command(root: Path) -> tuple[str, list[str]]:
+    """The suite the project declares (setuptools' ``test_suite``), else discovery from the top."""
+    suite = setuptools_suite.declared(root)
+    return (setuptools_suite.command(root, suite) if suite is not None else DEFAULT_SUITE), []
 
 
 def runner_end(words: list[str]) -> int | None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.errors import ErrorKind, GreenloopError
 from ..parsers import detect as fw_detect
-from ..parsers import npm_scripts
+from ..parsers import npm_scripts, setuptools_suite
 from ..parsers.command import raw_words
 from ..parsers.invocation import insert_options
 from ..parsers.language import LANGUAGE_ALIASES, LanguageDetection, detect_language
@@ -131,10 +131,6 @@ def _js_command(root: Path, framework: str) -> tuple[str, list[str]]:
     return with_reports(framework, suite[0]), fallbacks
 
 
-# Files where a project that runs pytest would name it.
-PYTEST_MENTIONS = ("requirements*.txt", "setup.py", "setup.cfg", "tox.ini", "pyproject.toml", "Pipfile", "noxfile.py")
-
-
 def _unittest_only(root: Path) -> bool:
     """A Python project guessed from its ``test_*.py`` files alone whose tests
     are plain ``unittest``: under pytest they would be counted differently
@@ -142,10 +138,8 @@ def _unittest_only(root: Path) -> bool:
     ``failed``), and pytest may not even be installed."""
     tests = [p for p in [*root.glob("test_*.py"), *root.glob("test*/**/test_*.py")] if p.is_file()][:200]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in tests]
-    texts += [p.read_text(encoding="utf-8", errors="replace") for pat in PYTEST_MENTIONS for p in root.glob(pat)
-              if p.is_file()]
     return any(re.search(r"^\s*(?:import|from)\s+unittest\b", t, re.M) for t in texts) and \
-        not any("pytest" in t for t in texts)
+        not any("pytest" in t for t in texts) and not setuptools_suite.names_pytest(root)
 
 
 def _build_command(root: Path, language: str) -> str | None:

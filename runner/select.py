@@ -72,9 +72,13 @@ def selection_command(plan: SuitePlan, tests: list[TestResult]) -> str:
     framework, built on the plan's own command (see the module docstring)."""
     if not tests:
         raise GreenloopError("no tests to select", kind=ErrorKind.VALIDATION_ERROR)
+    p = plugin(plan.framework)
+    shared = next((t.printed for t in tests if t.printed), None)
+    if shared is not None and not p.repeated_names_selectable:
+        raise GreenloopError(f"{plan.framework} cannot select one of the tests that print {shared!r}; "
+                             "the whole suite decides", kind=ErrorKind.VALIDATION_ERROR, framework=plan.framework)
     # a test numbered apart from others printing its name is selected by that name (``merge.repeats``)
     tests = [t.model_copy(update={"id": t.printed}) if t.printed else t for t in tests]
-    p = plugin(plan.framework)
     if p.select_in_command is not None:
         return p.select_in_command(plan.test_command, tests)
     inv, default = _base(plan)

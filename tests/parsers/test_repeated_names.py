@@ -46,7 +46,7 @@ def test_generated_tests_printing_one_name_are_all_counted(tmp_path):
     assert report.totals.failed == 7 and report.totals.passed == 42
     assert report.miscount is None
     assert len({t.id for t in report.tests}) == 49
-    assert report.tests[0].id == NAME and report.tests[0].printed is None
+    assert report.tests[0].id == NAME and report.tests[0].printed == NAME
     seventh = report.tests[6]  # n=7, the first failure
     assert (seventh.id, seventh.printed, seventh.status) == (numbered(NAME, 7), NAME, Status.FAILED)
     # each failing test has its own failure block, in order
@@ -62,7 +62,7 @@ def test_a_test_read_twice_is_merged_when_the_runner_counts_it_once():
     assert [(t.id, t.status) for t in tests] == [("a", Status.FAILED), ("b", Status.PASSED)]
     assert said and "merged" in said
     tests, said = repeats(twice, runner_total=None)
-    assert [(t.id, t.printed) for t in tests] == [("a", None), (numbered("a", 2), "a"), ("b", None)]
+    assert [(t.id, t.printed) for t in tests] == [("a", "a"), (numbered("a", 2), "a"), ("b", None)]
 
 
 def test_a_count_that_disagrees_with_the_runner_is_said(tmp_path):

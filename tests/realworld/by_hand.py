@@ -25,6 +25,8 @@ from tests.realworld.projects import PROJECTS, Project, inject, unpack
 def failing_ids(p: Project, out: str) -> list[str]:
     """The failing tests in the output of ``p.hand_test``."""
     out = re.sub(r"\x1b\[[0-9;]*m", "", out)  # humanize's addopts ask for --color=yes
+    if "unittest" in p.hand_test:  # its failure blocks: "FAIL: name (id)", "ERROR: name (id)"
+        return [m.group(1) for m in re.finditer(r"^(?:FAIL|ERROR): \S+ \((\S+)\)$", out, re.M)]
     if p.registry == "pypi":
         return [line.split(" ", 1)[1].split(" - ")[0] for line in out.splitlines() if line.startswith("FAILED ")]
     if "tape" in p.hand_test:
@@ -48,7 +50,8 @@ def run_suite(p: Project, root: Path, venv: Path | None) -> tuple[int, list[str]
         env["VIRTUAL_ENV"] = str(venv)
     subprocess.run(p.hand_install, cwd=root, env=env, check=True, capture_output=True, timeout=600)
     done = subprocess.run(p.hand_test, cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    return done.returncode, failing_ids(p, done.stdout), done.stdout[-2000:] + done.stderr[-2000:]
+    out = done.stdout + (done.stderr if "unittest" in p.hand_test else "")  # unittest reports on stderr
+    return done.returncode, failing_ids(p, out), done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def check(p: Project, work: Path) -> list[str]:

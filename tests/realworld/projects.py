@@ -105,6 +105,9 @@ class Project(BaseModel):
     # How many requests the scripted LLM answers in the whole run, when the suite checks it (one bug
     # that breaks many tests must cost one fix, not one per test).
     model_requests: int | None = None
+    # The runner's own count of the tests it ran (unittest's ``Ran N tests``), when the suite checks that
+    # every test is counted (tests printing one name are distinct tests, never merged).
+    runner_total: int | None = None
 
     @property
     def id(self) -> str:
@@ -309,6 +312,26 @@ PROJECTS: tuple[Project, ...] = (
                        r"flag boolean true only affects double hyphen arguments without equals signs)$",
                 what="in minimist, a number needs an exponent to be read as one (`?` lost): subarg's `recursive` "
                      "(`-d 5`, in the other package, through the workspace's link) and 15 of minimist's own"),
+        ),
+    ),
+    Project(
+        name="idna", registry="pypi", version="3.3", archive="idna-3.3.tar.gz",
+        sha256="9d643ff0a55b762d5cdb124b8eaa99c66322e2157b69160bc32796e824360e6d",
+        kind="Python unittest suite declared in setup.py (`test_suite: 'tests'`, in the dict given to "
+             "`setup(**arguments)`), no pytest anywhere; `tests/test_idna_uts46.py`'s `load_tests` makes one "
+             "`TestIdnaTest` per line of Unicode's IdnaTestV2.txt: 6,225 generated tests that all print "
+             "`runTest (tests.test_idna_uts46.TestIdnaTest.runTest)` (their docstring line tells them apart), "
+             "6,250 in all",
+        tests_dir="tests", runner_total=6250, model_requests=3,
+        hand_install=("python", "-m", "pip", "install", "-e", "."),
+        hand_test=("python", "-m", "unittest", "discover", "-v", "-s", "tests", "-t", "."),
+        bugs=(
+            Bug(path="idna/core.py",
+                original="    if len(label) > (254 if trailing_dot else 253):",
+                injected="    if len(label) > (253 if trailing_dot else 253):",
+                breaks=r"^tests\.test_idna_uts46\.TestIdnaTest\.runTest( \[#\d+\])?$",
+                what="a name with a trailing dot may no longer be 254 characters long (the dot's allowance lost): "
+                     "6 of the generated UTS #46 tests error"),
         ),
     ),
     Project(

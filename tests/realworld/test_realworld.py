@@ -106,6 +106,9 @@ async def test_greenloop_drives_the_published_project_back_to_green(p: Project, 
     assert not (summary["still_failing"] or summary["escalated"] or summary["skipped"] or summary["flaky"]), story
     assert summary["final"]["failed"] == 0 and summary["final"]["errored"] == 0, story
     assert summary["final"]["passed"] >= summary["initial"]["passed"] + len(p.bugs), story
+    if p.runner_total is not None:  # every test counted: tests printing one name are distinct tests
+        for run in ("initial", "final"):
+            assert sum(summary[run].values()) == p.runner_total, story
     if p.model_requests is not None:  # the scripted server answers each request the run makes
         assert summary["usage"]["calls"] == p.model_requests, f"usage {summary['usage']}\n{story}"
 

@@ -78,3 +78,24 @@ def test_plain_unittest_projects_run_with_unittest(tmp_path, extra, framework):
     assert plan.framework == framework
     if framework == "unittest":
         assert plan.test_command == "python -m unittest discover -v"
+
+
+@pytest.mark.parametrize("files, command", [
+    # idna 3.3: test_suite in the dict setup() is given as **arguments; a package of test modules
+    ({"setup.py": "from setuptools import setup\nargs = {'test_suite': 'tests'}\nsetup(**args)\n",
+      "tests/__init__.py": "", "tests/test_a.py": "import unittest\n"},
+     "python -m unittest discover -v -s tests -t ."),
+    # a callable that builds the suite (python3-openid's openid.test.test_suite), declared in setup.cfg
+    ({"setup.cfg": "[options]\ntest_suite = p.test.test_suite\n", "p/__init__.py": "", "p/test/__init__.py": ""},
+     "python -m unittest -v p.test.test_suite"),
+])
+def test_a_declared_test_suite_is_run_with_unittest(tmp_path, files, command):
+    plan = plan_tests(make(tmp_path, files))
+    assert (plan.framework, plan.test_command, plan.default_command) == ("unittest", command, True)
+    assert "test_suite" in plan.reason
+
+
+def test_a_declared_test_suite_gives_way_to_a_pytest_configuration(tmp_path):
+    plan = plan_tests(make(tmp_path, {"setup.cfg": "[options]\ntest_suite = tests\n\n[tool:pytest]\naddopts = -q\n",
+                                      "tests/__init__.py": ""}))
+    assert plan.framework == "pytest"

@@ -11,6 +11,7 @@ from greenloop.domain.errors import ErrorKind, GreenloopError
 from greenloop.parsers.models import Status, TestResult
 from greenloop.runner.plan import SuitePlan
 from greenloop.runner.select import selection_command, single_test_command
+from greenloop.runner.select import tests_command as command_for_tests
 
 
 def plan(framework: str, command: str = "x") -> SuitePlan:
@@ -133,6 +134,21 @@ def test_tests_that_cannot_share_one_selector_are_refused():
         selection_command(plan("go", "go test ./..."), [t("m/p::TestA", file="p/a_test.go"),
                                                         t("m/q::TestB", file="q/b_test.go")])
     assert err.value.kind is ErrorKind.VALIDATION_ERROR
+
+
+def test_one_of_the_generated_unittest_tests_printing_one_name_is_validated_by_the_whole_suite():
+    # idna's 6,225 TestIdnaTest instances all print tests.test_idna_uts46.TestIdnaTest.runTest: the name
+    # would load TestIdnaTest('runTest'), a test of its own that is none of them.
+    suite = "python -m unittest discover -v -s tests -t ."
+    name = "tests.test_idna_uts46.TestIdnaTest.runTest"
+    for test in (t(name, printed=name), t(f"{name} [#245]", printed=name)):
+        with pytest.raises(GreenloopError) as err:
+            selection_command(plan("unittest", suite), [test])
+        assert err.value.kind is ErrorKind.VALIDATION_ERROR and "the whole suite decides" in str(err.value)
+        assert command_for_tests(plan("unittest", suite), [test]) == suite
+    # pytest selects every parametrization printing the name, in order: its numbers hold
+    assert selection_command(plan("pytest", "python -m pytest"), [t("t.py::test_v[#2]", printed="t.py::test_v")]) \
+        == "python -m pytest t.py::test_v"
 
 
 def test_greenloops_own_race_flag_is_not_needed_for_one_go_test():
