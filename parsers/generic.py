@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .command import command_words
-from .junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit
+from .junit_xml import JUnitCase, JUnitReader, line_stream, looks_like_junit, printed_document
 from .locate import SourceIndex, located_while_parsing
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
@@ -219,19 +219,10 @@ class _Parser:
 
     def read_junit_stdout(self) -> None:
         """A JUnit document printed on stdout (after any other output)."""
-        def xml_lines() -> Iterator[str]:
-            started = False
-            for line in self.run.lines("stdout"):
-                if not started:
-                    k = min((i for i in (line.find("<?xml"), line.find("<testsuite")) if i >= 0), default=-1)
-                    if k < 0:
-                        continue
-                    started, line = True, line[k:]
-                yield line
 
-        if not looks_like_junit("\n".join(_first(xml_lines(), 40))):
+        if not looks_like_junit("\n".join(_first(printed_document(self.run.lines("stdout")), 40))):
             return
-        self.read_junit(JUnitReader("stdout", stream=line_stream(xml_lines())), "junit-xml:stdout")
+        self.read_junit(JUnitReader("stdout", stream=line_stream(printed_document(self.run.lines("stdout")))), "junit-xml:stdout")
 
     # ------------------------------------------------------------------ tap
 

@@ -205,6 +205,19 @@ class _LineStream(io.RawIOBase):
         return n
 
 
+def printed_document(lines: Iterable[str]) -> Iterator[str]:
+    """The lines of a JUnit XML document printed among other output: from its
+    ``<?xml`` or first ``<testsuite(s)`` on (a reporter writing to stdout)."""
+    started = False
+    for line in lines:
+        if not started:
+            k = min((i for i in (line.find("<?xml"), line.find("<testsuite")) if i >= 0), default=-1)
+            if k < 0:
+                continue
+            started, line = True, line[k:]
+        yield line
+
+
 def line_stream(lines: Iterable[str]) -> BinaryIO:
     """A byte stream over text lines, for ``JUnitReader(name, stream=...)``
     when the XML document is printed on stdout rather than written to a file."""

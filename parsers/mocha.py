@@ -43,7 +43,7 @@ import yaml
 from .command import command_words, option_values, with_package_scripts
 from .invocation import Invocation, test_files, title_pattern
 from .js_results import RUNNER_PREFIX
-from .junit_xml import JUnitReader, line_stream
+from .junit_xml import JUnitReader, line_stream, printed_document
 from .locate import SourceIndex, glob_regex, located_while_parsing
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput
@@ -748,16 +748,7 @@ class _Parser:
     def from_xunit_stdout(self) -> list[_Entry] | None:
         """xunit to stdout: the document starts at its first tag (the tests'
         console output may come first)."""
-        def xml_lines() -> Iterator[str]:
-            started = False
-            for line in self.run.lines("stdout"):
-                if not started and (k := line.find("<testsuite")) < 0 and (k := line.find("<?xml")) < 0:
-                    continue
-                if not started:
-                    started, line = True, line[k:]
-                yield line
-
-        return self._xunit(JUnitReader("stdout", stream=line_stream(xml_lines())), "xunit:stdout")
+        return self._xunit(JUnitReader("stdout", stream=line_stream(printed_document(self.run.lines("stdout")))), "xunit:stdout")
 
     def _xunit(self, reader: JUnitReader, label: str) -> list[_Entry] | None:
         """Mocha's xunit: classname = the parent suites' full title, name =

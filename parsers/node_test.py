@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from .command import option_values, plain_words
 from .invocation import Invocation, js_regex, test_files
-from .junit_xml import JUnitCase, JUnitReader, line_stream
+from .junit_xml import JUnitCase, JUnitReader, line_stream, printed_document
 from .locate import SourceIndex, glob_regex, located_while_parsing
 from .mocha import effective_words
 from .models import Status, TestReport, TestResult
@@ -494,15 +494,7 @@ class _Parser:
         """node's JUnit reporter: suites and tests with subtests are
         ``<testsuite>`` elements, other tests ``<testcase>``."""
         if dest in ("stdout", "stderr"):
-            def xml_lines() -> Iterator[str]:
-                started = False
-                for line in self.run.lines(dest):
-                    if not started and (k := line.find("<")) >= 0 and ("<testsuites" in line or "<?xml" in line):
-                        started, line = True, line[k:]
-                    if started:
-                        yield line
-
-            reader = JUnitReader(dest, stream=line_stream(xml_lines()))
+            reader = JUnitReader(dest, stream=line_stream(printed_document(self.run.lines(dest))))
         else:
             p = self.run.resolve(dest)
             if p is None or not p.is_file():

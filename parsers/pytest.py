@@ -83,6 +83,12 @@ TIMEOUT_BANNER = re.compile(r"\s*\+{3,} Timeout \+{3,}\s*$")
 PROGRESS_TAIL = r"(?:\s+\[\s*\d+%\]|\s+\[\s*\d+/\d+\])?\s*$"
 FILE_PROGRESS = re.compile(r"^(?P<file>[^\s\[]+\.py) (?P<chars>[.FEsxXu,]*)" + PROGRESS_TAIL)
 CHARS_PROGRESS = re.compile(r"^(?P<chars>[.FEsxXu,]+)" + PROGRESS_TAIL)
+# Capture off (-s, --capture=no): a test's own output lands between the letters. pytest writes a
+# test's letter after its output, so on each line the letters lead and the next test's output follows.
+FILE_OUTPUT = re.compile(r"^(?P<file>[^\s\[:]+\.py) (?P<chars>[.FEsxXu,]*)(?P<out>.+)$")
+LEADING_CHARS = re.compile(r"^(?P<chars>[.FEsxXu,]+)")
+# a failing subtest's section title: the test's headline, then `[msg]` and/or `(key=value, ...)`
+SUBTEST_TITLE = re.compile(r"^(?P<head>\S.*?) (?:\[.*\](?: \(.*\))?|\(.*\))$")
 SUBTEST_CHARS = re.compile(r"[u,]")  # pytest 9 subtests: letters of their own, not of a test
 SUBTEST = re.compile(r"^(?:(?P<id>[^\s\[]+?::.+?) SUB(?P<w>FAILED|PASSED|SKIPPED)\b.*"
                      r"|SUB(?P<w2>FAILED|PASSED|SKIPPED)\S*(?: \([^)]*\))? (?P<id2>\S+::\S+?)(?: - .*)?)$")
@@ -133,6 +139,7 @@ class _Options:
     markexpr: str | None = None
     runxfail: bool = False
     xdist: bool = False
+    uncaptured: bool = False  # -s, --capture=no|tee-sys: the tests' own output among the results
 
 
 def _pytest_words(command: str) -> list[str]:
@@ -166,10 +173,14 @@ def _options(words: list[str]) -> _Options:
                 json_file = value
             elif name == "--runxfail":
                 opts.runxfail = True
+            elif name == "--capture":
+                opts.uncaptured = value in ("no", "tee-sys")
             elif name == "--numprocesses":
                 opts.xdist = value not in ("0", "")
         elif w.startswith("-") and len(w) > 1:
             for j, ch in enumerate(w[1:], start=1):
+                if ch == "s":
+                    opts.uncaptured = True
                 if ch in SHORT_VALUE:
                     value = w[j + 1:].lstrip("=")
                     if not value and i + 1 < len(words):
@@ -962,11 +973,14 @@ class _Console:
     open_reason: str | None = None
     stopped: bool = False
     seen_pytest: bool = False
+    uncaptured: bool = False  # a test's output was seen among the progress letters
+    subtest_letters: bool = False  # u or , letters: subtests, whose failures pytest counts with the tests'
+    doubtful: list[tuple[int, int, int]] = field(default_factory=list)  # file_chars index, offset, length
 
 
-def _read_console(run: RunOutput) -> _Console:
-    """One streaming pass over stdout then stderr."""
-    c = _Console()
+def _read_console(run: RunOutput, uncaptured: bool = False) -> _Console:
+    """One streaming pass over stdout then stderr (``uncaptured``: the command turned capture off)."""
+    c = _Console(uncaptured=uncaptured)
     section = "progress"
     block: _Block | None = None
     last_started: str | None = None
@@ -1064,21 +1078,71 @@ def _read_console(run: RunOutput) -> _Console:
             _verbose(c, last_started, m.group("w"), m.group("why"), m.group("close"))
             last_started = None
         elif m := FILE_PROGRESS.match(line):
-            chars = SUBTEST_CHARS.sub("", m.group("chars"))
-            if c.file_chars and c.file_chars[-1][0] == m.group("file"):
-                c.file_chars[-1][1] += chars
-            else:
-                c.file_chars.append([m.group("file"), chars])
+            if not c.file_chars or c.file_chars[-1][0] != m.group("file"):
+                c.file_chars.append([m.group("file"), ""])
+            _letters(c, m.group("chars"))
         elif m := CHARS_PROGRESS.match(line):
-            chars = SUBTEST_CHARS.sub("", m.group("chars"))
-            if c.file_chars and not c.xdist:
-                c.file_chars[-1][1] += chars  # a wrapped progress line
-            else:
-                c.chars += chars
+            _letters(c, m.group("chars"))  # a wrapped progress line, or -q's
+        elif not c.xdist and (m := FILE_OUTPUT.match(line)):
+            c.uncaptured = True
+            c.file_chars.append([m.group("file"), ""])
+            _letters(c, m.group("chars"), m.group("out"))
+        elif c.uncaptured and not c.xdist and (m := LEADING_CHARS.match(line)):
+            _letters(c, m.group("chars"), line[m.end():])
         elif m := STARTED.match(line):
             last_started = m.group("id")
             c.started.setdefault(last_started, None)
     return c
+
+
+def _letters(c: _Console, run: str, output: str = "") -> None:
+    """A run of progress letters, of the current file where the output names files (-q does not);
+    ``output``, the tests' own output that follows it on the line (capture off). Output that
+    starts with a word may start with the run's last letters ("Found it" after "." reads ".F" +
+    "ound it"): those stay doubtful."""
+    chars = SUBTEST_CHARS.sub("", run)
+    c.subtest_letters = c.subtest_letters or chars != run
+    in_file = bool(c.file_chars) and not c.xdist  # xdist prints no files, its letters in no order
+    held = c.file_chars[-1][1] if in_file else c.chars
+    if output[:1].isalnum() and (n := len(chars) - len(chars.rstrip("FEsxX"))):
+        c.doubtful.append((len(c.file_chars) - 1 if in_file else -1, len(held) + len(chars) - n, n))
+    if in_file:
+        c.file_chars[-1][1] += chars
+    else:
+        c.chars += chars
+
+
+def _settle_doubtful(c: _Console, tests: int | None) -> None:
+    """Doubtful letters read as the tests' output where that makes the letters add up: each
+    letter to the summary's count of its kind (F with subtests: a failing subtest counts as a
+    failure too, and prints u), and all of them to the ``tests`` run (plus the E of each
+    teardown error) unless the run stopped early."""
+    if not c.doubtful or c.counts is None or (options := _product([n + 1 for _, _, n in c.doubtful])) > 4096:
+        return
+    def held(f: int) -> str:
+        return c.file_chars[f][1] if f >= 0 else c.chars
+    have = Counter(c.chars + "".join(chars for _, chars in c.file_chars))
+    want = Counter({ch: c.counts.get(status, 0) for ch, status in CHAR_STATUS.items()})
+    teardowns = sum(1 for b in c.errors if b.title and b.title.startswith("ERROR at teardown of "))
+    total = None if tests is None or c.stopped else tests + teardowns
+    for drops in itertools.islice(itertools.product(*(range(n + 1) for _, _, n in c.doubtful)), options):
+        left = have - Counter("".join(held(f)[at + n - k:at + n] for (f, at, n), k in zip(c.doubtful, drops)))
+        if all(left[ch] == want[ch] for ch in "EsxX.") and (total is None or left.total() == total) and \
+                (left["F"] <= want["F"] if c.subtest_letters else left["F"] == want["F"]):
+            for (f, at, n), k in sorted(zip(c.doubtful, drops), key=lambda d: -d[0][1]):
+                kept = held(f)[:at + n - k] + held(f)[at + n:]
+                if f >= 0:
+                    c.file_chars[f][1] = kept
+                else:
+                    c.chars = kept
+            return
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for n in sizes:
+        out *= n
+    return out
 
 
 def _verbose(c: _Console, tid: str, word: str, why: str | None, close: str | None = ")") -> None:
@@ -1480,6 +1544,15 @@ def _named(c: _Console, src: _Sources, selected: list[_Test], found: dict[str, T
         head = re.sub(r"^ERROR at (?:setup|teardown|call) of ", "", title)
         if title and not title.startswith("ERROR collecting ") and head not in heads and len(by_head[head]) == 1:
             _put(found, by_head[head][0].id, Status.ERRORED if head != title else Status.FAILED)
+    for b in c.failures:
+        # a failing subtest's section ("<test> [msg] (i=1)") fails its test whatever the test's own
+        # line said (pytest 9 prints PASSED for it, and -rN leaves out the SUBFAILED line)
+        if not (m := SUBTEST_TITLE.match(b.title or "")):
+            continue
+        ids = {t.id for t in by_head[m.group("head")]} | \
+            {tid for tid in found if ".".join(tid.split("::")[1:]) == m.group("head")}
+        if len(ids) == 1:
+            _put(found, ids.pop(), Status.FAILED)
 
 
 def _teardown_calls(c: _Console) -> dict[str, Status]:
@@ -1519,8 +1592,11 @@ def parse(run: RunOutput) -> TestReport:
         _read_junit(run, opts.junit, index, report, found)
     if opts.json_report:
         counts = _read_json(run, opts.json_report, report, found)
-    c = _read_console(run)
+    c = _read_console(run, opts.uncaptured)
     c.xdist = c.xdist or opts.xdist
+    if c.doubtful:  # -q prints no "collected N items": the sources say how many tests ran
+        _settle_doubtful(c, c.collected - c.deselected if c.collected is not None
+                         else len(src.selected(opts, c.collect_errors)[0]) or None)
     module_skips = _module_skips(c, src, opts, found, report)
     for file, why in module_skips.items():
         r = _put(found, file, Status.SKIPPED, why)

@@ -38,7 +38,7 @@ from .js_results import (
     report_path,
     test_files_for,
 )
-from .junit_xml import JUnitReader
+from .junit_xml import JUnitReader, line_stream, printed_document
 from .locate import Location, SourceIndex
 from .models import Status, TestReport, TestResult
 from .run_output import RunOutput, strip_ansi
@@ -444,10 +444,9 @@ def _suite_named(b: ResultSet, file: str | None, name: str) -> SourceSuite | Non
     return exact[0] if exact else (own[0] if len(own) == 1 else None)
 
 
-def _from_junit(b: ResultSet, path: Path) -> bool:
+def _from_junit(b: ResultSet, reader: JUnitReader) -> bool:
     """Vitest's JUnit: name = titles joined with " > ", classname = file; a
     failed suite hook is a testcase named after the suite."""
-    reader = JUnitReader(path)
     seen = False
     for case in reader:
         seen = True
@@ -611,8 +610,12 @@ def parse(run: RunOutput) -> TestReport:
         path, name = _report_path(run, words, con, "junit")
         if path is not None and path.is_file():
             # A truncated report keeps what it has; the console fills in the rest.
-            done = _from_junit(b, path)
+            done = _from_junit(b, JUnitReader(path))
             report.sources.append(f"junit-xml:{name}")
+        elif name is None and "<testsuites" in run.head("stdout", 4096):
+            # no outputFile: the reporter prints the document on stdout
+            done = _from_junit(b, JUnitReader("stdout", stream=line_stream(printed_document(run.lines("stdout")))))
+            report.sources.append("junit-xml:stdout")
         else:
             report.warnings.append(f"JUnit report {name or '(no path)'} was not written; parsed the console output")
     tap = any(r in ("tap", "tap-flat") for r in reporters) or TAP_START.search(run.head("stdout", 4096))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+from greenloop.parsers import RunOutput
 from greenloop.parsers.models import Status, TestReport, TestResult
 
 
@@ -23,3 +27,12 @@ def by_id(report: TestReport) -> dict[str, TestResult]:
 def statuses(report: TestReport) -> dict[str, tuple[Status, int | None]]:
     """id -> (status, line) of every test of the report."""
     return {t.id: (t.status, t.line) for t in report.tests}
+
+
+def run_pytest(root: Path, args: str) -> RunOutput:
+    """Run the real pytest (the one running these tests) in ``root``; the parser sees what a user would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GREENLOOP_"))}
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:asyncio", *args.split()]
+    proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    return RunOutput(command=f"python -m pytest {args}".strip(), exit_code=proc.returncode,
+                     stdout_text=proc.stdout, stderr_text=proc.stderr, cwd=root)

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from greenloop.parsers import RunOutput, parse
+from greenloop.parsers import parse
 from greenloop.parsers.models import Status
-from tests.parsers.helpers import write_files
+from tests.parsers.helpers import run_pytest, write_files
 
 CORE = "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_bad():\n    assert 1 + 1 == 3\n"
 MODULE_SKIP = (
@@ -84,15 +82,6 @@ def with_import_error(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "tests/test_b.py": MAYBE_YES,
         "tests/test_c.py": BROKEN,
     })
-
-
-def run_pytest(root: Path, args: str) -> RunOutput:
-    """Run the real pytest in ``root``; the parser sees what a user would."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GREENLOOP_"))}
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:asyncio", *args.split()]
-    proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
-    return RunOutput(command=f"python -m pytest {args}".strip(), exit_code=proc.returncode,
-                     stdout_text=proc.stdout, stderr_text=proc.stderr, cwd=root)
 
 
 VARIANTS = ["", "-q", "-v", "-vv", "-rA", "-rs", "-q -rs", "-q --tb=line", "-rA -v",

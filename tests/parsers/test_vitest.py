@@ -467,6 +467,47 @@ def test_junit_report(tmp_path: Path) -> None:
     assert report.build_error and report.sources == ["junit-xml:reports/junit.xml"]
 
 
+# `vitest run --reporter=junit` without --outputFile (vitest 4.1): the document is printed on stdout
+JUNIT_STDOUT = """<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="3" failures="1" errors="0" time="0.023349519">
+    <testsuite name="test/cart.test.js" timestamp="2026-11-27T05:14:43.227Z" hostname="vm" tests="3" failures="1" errors="0" skipped="1" time="0.023349519">
+        <testcase classname="test/cart.test.js" name="cart &gt; adds" time="0.004606926">
+        </testcase>
+        <testcase classname="test/cart.test.js" name="cart &gt; totals" time="0.01347759">
+            <failure message="expected 2 to be 3 // Object.is equality" type="AssertionError">
+AssertionError: expected 2 to be 3 // Object.is equality
+
+- Expected
++ Received
+
+- 3
++ 2
+
+ ❯ test/cart.test.js:4:36
+            </failure>
+        </testcase>
+        <testcase classname="test/cart.test.js" name="cart &gt; later" time="0">
+            <skipped/>
+        </testcase>
+    </testsuite>
+</testsuites>
+"""
+
+
+@pytest.mark.parametrize("framework", ["vitest", None])
+def test_junit_printed_on_stdout(tmp_path: Path, framework: str | None) -> None:
+    root = write_files(tmp_path / "cart", {"test/cart.test.js": (
+        "import { describe, test, expect } from 'vitest';\ndescribe('cart', () => {\n"
+        "  test('adds', () => { expect(1).toBe(1); });\n  test('totals', () => { expect(2).toBe(3); });\n"
+        "  test.skip('later', () => {});\n});\n")})
+    report = parse(_run(root, "npx vitest run --reporter=junit", stdout=JUNIT_STDOUT), framework)
+    assert report.framework == "vitest"
+    assert {t.id: t.status for t in report.tests} == {
+        "cart > adds": Status.PASSED, "cart > totals": Status.FAILED, "cart > later": Status.SKIPPED}
+    assert by_id(report)["cart > totals"].line == 4
+    assert report.sources == ["junit-xml:stdout"] and not report.warnings
+
+
 def test_junit_truncated_keeps_cases_read(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "j.xml").write_text(JUNIT[:1200])
