@@ -209,7 +209,10 @@ class Localizer:
     def for_report(cls, index: SourceIndex, report: TestReport, spectrum: Spectrum | None = None) -> Localizer:
         """Localization over a suite run: its tests' files are test files, its failing and passing
         tests are the spectrum's two sides."""
-        return cls(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
+        # A test that errored before it ran (a package that does not build) is reported at the error's
+        # place, which may be the project's own source: that file is no test file for it.
+        files = {t.file for t in report.tests if t.file and (t.status is not Status.ERRORED or is_test_file(t.file))}
+        return cls(index, test_files=files, spectrum=spectrum,
                    failing=[t.id for t in report.failing],
                    passing=[t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)])
 
@@ -235,7 +238,7 @@ class Localizer:
     def test_region(self, test: FailingTest) -> Region | None:
         """The failing test's own function: the one defined at its line, the block that opens there
         (``it("...", () => {``), or the function named by a part of its id (nearest the end first)."""
-        if not test.file:
+        if not test.file or not self._is_test(test.file):  # a build error reported at a source line runs nothing
             return None
         regions = self.regions(test.file)
         parts = [p for p in re.split(r"[.:/# >]+", re.sub(r"\[.*\]$", "", test.id)) if p]

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from greenloop.analysis.context import build_context
-from greenloop.analysis.localize import FailingTest, Localizer, Spectrum
+from greenloop.analysis.localize import FailingTest, Localizer, Spectrum, failing_test
 from greenloop.analysis.patterns import Frame, classify
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import impact
 
 # A shop whose price() is used by every path; its discount() holds the bug, two calls below the test.
@@ -176,3 +177,26 @@ def test_a_test_that_runs_the_projects_program_suspects_its_functions(tmp_path):
     assert out.file == "cli.js" and "in cli.js, the program the test runs" in out.reasons
     # A test that starts no process does not suspect the program.
     assert "out" not in [s.function for s in loc.rank(FailingTest(id="flattens", file="test/test.js", line=11))]
+
+
+def test_a_build_error_reported_in_the_source_points_at_its_function(tmp_path):
+    """go test reports a package that does not build as one errored "test" at the compiler's line:
+    that line's function is the suspect, and the source file is no test file for holding it."""
+    write(tmp_path, {
+        "go.mod": "module example.com/diff\n\ngo 1.19\n",
+        "diff/diff.go": "package diff\n\nimport \"io\"\n\nfunc Write(w io.Writer, s string) {\n"
+                        "\tio.WriteString(w, s)\n}\n\nfunc String(s string) string {\n\tvar b strings.Builder\n"
+                        "\tWrite(s, &b)\n\treturn b.String()\n}\n",
+        "diff/diff_test.go": "package diff\n\nimport \"testing\"\n\nfunc TestString(t *testing.T) {\n"
+                             "\tif String(\"a\") != \"a\" {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+    })
+    message = ("diff/diff.go:11:8: cannot use s (variable of type string) as io.Writer value in argument to Write\n"
+               "diff/diff.go:11:11: cannot use &b (value of type *strings.Builder) as string value")
+    test = TestResult(id="example.com/diff/diff", status=Status.ERRORED, file="diff/diff.go", line=11,
+                      message=message)
+    report = TestReport(framework="go", tests=[test])
+    index = SourceIndex(tmp_path)
+    loc = Localizer.for_report(index, report)
+    ranked = loc.rank(failing_test(test, classify(test, set(index.files()))))
+    assert ranked and ranked[0].function == "String"
+    assert ranked[0].reasons[0] == "in the traceback (innermost project frame)"
