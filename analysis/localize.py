@@ -21,8 +21,16 @@ the project's own (non-test) code:
 - **the failure's output**: a suspect whose string literals (a format's fixed parts) appear in
   the failing test's message (``*** 2,3 ****`` in a context diff that came out wrong): the code that
   wrote what the assertion compared; it only reorders suspects found by another signal;
+- **the test's name**, without the test's coverage only: a function every word of whose name the
+  failing test's name or its file's says (``TestCommaf`` tests ``Commaf``; test-to-code traceability
+  by naming convention, Van Rompaey and Demeyer, 2009) gains a little over the others its calls reach
+  alike; with coverage the spectrum tells them apart, and the name would only favour the entry point
+  over the helper that holds the bug;
 - **agreement**: a suspect of several failing tests ranks above one of a single test;
 - **history**: a function in a file with uncommitted changes.
+
+Suspects no signal tells apart rank by the size of their own code (a function's lines without those
+of the functions defined inside it): more code, more places for a bug.
 
 Each signal adds to a score; every suspect keeps the reasons it was chosen for,
 which the first message and the report show. Pure: the caller hands in the
@@ -53,6 +61,7 @@ from .regions import SOURCE_SUFFIXES, Region, block_at, enclosing, functions
 W_TRACE, W_SPECTRUM, W_CALL, W_AGREE, W_CHANGED, W_BOTH = 3.0, 2.5, 1.5, 1.0, 0.5, 0.25
 W_CALL_BESIDE_SPECTRUM = 0.5
 W_OUTPUT = 0.4   # a suspect's own text in the failure's output
+W_NAMED = 0.4    # a suspect whose name the failing test's name (or its file's) says, all its words
 SETUP = 0.6  # a call of the test's that is not on the line that failed (its set-up)
 CALL_DEPTH = 3            # the test's own calls are depth 1
 MAX_INDEXED_FILES = 4_000  # a larger project is indexed in the directories its tests and traceback name first
@@ -94,6 +103,34 @@ def output_fragments(lines: Iterable[str]) -> set[str]:
                 if len(part) >= MIN_FRAGMENT and not re.fullmatch(r"\w+", part):
                     out.add(part)
     return out
+
+
+# Words of test and function names that name no behaviour (a test "should return" anything; a function
+# "get"s or "is" anything) or no function (a module's default export).
+_PLAIN_WORDS = frozenset("""a an the and or not no of to in on at by for from with without when as is are be
+was it its should must can does do did will works work returns return gets get sets set has have new make makes
+test tests testing spec case cases check checks example examples true false all any only each
+module exports default index main init self cls fn func""".split())
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def name_words(name: str) -> set[str]:
+    """The words of an identifier or a test title (``camelCase``, ``snake_case``, ``Test_X``, prose),
+    lowercased, without the plain ones."""
+    return {w.lower() for w in _WORD.findall(name) if len(w) > 1 and not w.isdigit()} - _PLAIN_WORDS
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word, or one the abbreviation of the other (``num``/``number``, ``bool``/``boolean``)."""
+    a, b = sorted((a.rstrip("s") if len(a) > 3 else a, b.rstrip("s") if len(b) > 3 else b), key=len)
+    return a == b or (len(a) >= 3 and b.startswith(a))
+
+
+def named_by(function: str, said: set[str]) -> bool:
+    """Do the words ``said`` name every word of ``function``'s own name (its last part: a method
+    without its class)? ``test_naturaldelta``: ``naturaldelta``; "nums": ``isNumber``."""
+    own = name_words(function.rsplit(".", 1)[-1])
+    return bool(own) and all(any(_same_word(w, x) for x in said) for w in own)
 
 
 class Spectrum(BaseModel):
@@ -217,7 +254,10 @@ class Localizer:
     def for_report(cls, index: SourceIndex, report: TestReport, spectrum: Spectrum | None = None) -> Localizer:
         """Localization over a suite run: its tests' files are test files, its failing and passing
         tests are the spectrum's two sides."""
-        return cls(index, test_files={t.file for t in report.tests if t.file}, spectrum=spectrum,
+        # A test that errored before it ran (a package that does not build) is reported at the error's
+        # place, which may be the project's own source: that file is no test file for it.
+        files = {t.file for t in report.tests if t.file and (t.status is not Status.ERRORED or is_test_file(t.file))}
+        return cls(index, test_files=files, spectrum=spectrum,
                    failing=[t.id for t in report.failing],
                    passing=[t.id for t in report.tests if t.status in (Status.PASSED, Status.XPASSED)])
 
@@ -243,7 +283,7 @@ class Localizer:
     def test_region(self, test: FailingTest) -> Region | None:
         """The failing test's own function: the one defined at its line, the block that opens there
         (``it("...", () => {``), or the function named by a part of its id (nearest the end first)."""
-        if not test.file:
+        if not test.file or not self._is_test(test.file):  # a build error reported at a source line runs nothing
             return None
         regions = self.regions(test.file)
         parts = [p for p in re.split(r"[.:/# >]+", re.sub(r"\[.*\]$", "", test.id)) if p]
@@ -332,19 +372,29 @@ class Localizer:
             out[t.id] = self._ranked(self._signals(t), shared)
         return out
 
+    def _own_lines(self, s: Suspect) -> int:
+        """The lines of ``s``'s function that are its own: not those of the functions defined inside it."""
+        inner = [r for r in self.regions(s.file) if s.start < r.start and r.end <= s.end]
+        covered: set[int] = set()
+        for r in inner:
+            covered.update(range(r.start, r.end + 1))
+        return s.end - s.start + 1 - len(covered)
+
     def _top_keys(self, test: FailingTest) -> list[str]:
         """The suspects of ``test`` that count as its own when other failing tests agree with them."""
         theirs = sorted(self._signals(test, light=True).items(), key=lambda kv: -kv[1].score)
         return [key for key, _ in theirs[:AGREEING_TOP]]
 
-    @staticmethod
-    def _ranked(mine: dict[str, Suspect], shared: dict[str, int]) -> list[Suspect]:
+    def _ranked(self, mine: dict[str, Suspect], shared: dict[str, int]) -> list[Suspect]:
         for key, s in mine.items():
             n = shared.get(key, 0)
             if n:
                 s.score += W_AGREE * min(1.0, n / 3)
                 s.reasons.append(f"also suspected for {n} other failing test{'s' if n > 1 else ''}")
-        ranked = sorted(mine.values(), key=lambda s: (-s.score, s.passing, s.file, s.start))
+        # Suspects the evidence cannot tell apart: the one with more code of its own first (more places for
+        # the bug: defects grow with size), not the one that comes first in its file.
+        ranked = sorted(mine.values(), key=lambda s: (-round(s.score, 6), s.passing, -self._own_lines(s), s.file,
+                                                      s.start))
         for s in ranked:
             s.score = round(s.score, 3)
         return ranked[:MAX_SUSPECTS]
@@ -377,8 +427,8 @@ class Localizer:
         # What the test calls, and what that calls.
         own = self.test_region(test)
         # With the test's coverage the spectrum says far more than call distance: calls become a tie-break.
-        call_weight = W_CALL_BESIDE_SPECTRUM if self.spectrum is not None and self.spectrum.covered(test.id, self.failing) \
-            else W_CALL
+        covered = self.spectrum is not None and bool(self.spectrum.covered(test.id, self.failing))
+        call_weight = W_CALL_BESIDE_SPECTRUM if covered else W_CALL
         if own is not None:
             frontier, seen = [own], {own.key}
             bound = self.imported(own.file)
@@ -408,6 +458,9 @@ class Localizer:
                 regions = self.regions(program)
                 for r in regions:
                     add(r, "call", call_weight / len(regions), f"in {program}, the program the test runs")
+        # Without the test's coverage, the test's name tells apart functions its calls reach alike; with it,
+        # the spectrum says which of them ran, and a name would only pull the entry point above its helpers.
+        said_by = set() if covered or light else self._test_words(test)
         passing: dict[str, int] = {}
         if self.spectrum is not None:
             self._spectrum(test, add, passing, top=10 if light else 40)
@@ -423,10 +476,25 @@ class Localizer:
                 if said:
                     s.score += W_OUTPUT
                     s.reasons.append(f"its text {said[0]!r} is in the failure's output")
+            if said_by and named_by(s.function, said_by):
+                s.score += W_NAMED
+                s.reasons.append("named by the test's name")
             if s.file in self.changed:
                 s.score += W_CHANGED
                 s.reasons.append("its file has uncommitted changes")
         return found
+
+    @staticmethod
+    def _test_words(test: FailingTest) -> set[str]:
+        """What the failing test's name says it tests (test-to-code traceability by naming convention:
+        ``TestCommaf`` tests ``Commaf``, ``test/num.js``'s "nums" tests ``isNumber``): the words of its
+        title or function (an id's parts after its file, parameters left out) and of its file's name."""
+        title = re.sub(r"\[.*\]$", "", test.id)
+        if test.file and title.startswith(test.file):
+            title = title[len(test.file):]
+        title = title.rsplit("::", 1)[-1] if "::" in title and "/" in title.split("::", 1)[0] else title
+        stem = posixpath.basename(test.file or "").split(".", 1)[0]
+        return name_words(title) | name_words(stem)
 
     def _spectrum(self, test: FailingTest, add, found_ep: dict[str, int],  # noqa: ANN001 (the closure above)
                   top: int = 40) -> None:

@@ -80,6 +80,27 @@ PATTERNS: list[tuple[FailureKind, re.Pattern[str]]] = [
         r"\bwant\b|\bgot\b|Failure|does not match|not equal|toEqual|toBe|left == right|assert_eq", re.I)),
 ]
 
+# The header of a raised assertion failure (Python, Node's assert, JUnit, chai, Ruby...): what
+# follows it is the assertion's own message, which may quote any error's name ("IndexError not
+# raised", "expected [Function] to throw RangeError"): the failure is still an assertion.
+_ASSERTION_RAISED = re.compile(
+    r"^\s*(?:E\s+)?(?:[\w$]+\.)*(?:AssertionError|AssertionFailedError|ComparisonFailure|AssertionFailure|"
+    r"ExpectationNotMetError|MultipleFailuresError)\b(?:\s*\[ERR_ASSERTION\])?(?::|$)", re.M)
+
+_EXCEPTION_HEADER = re.compile(r"^\s*(?:E\s+)?(?:[\w$]+\.)*[A-Z][\w$]*(?:Error|Exception|Failure)\b")
+# Kinds that are not a raised error's type (a build, a fixture, a timeout): an assertion inside them stays theirs.
+_NOT_RAISED = {FailureKind.BUILD_ERROR, FailureKind.FIXTURE_ERROR, FailureKind.TIMEOUT, FailureKind.ASSERTION}
+
+
+def _assertion_raised(test: TestResult) -> bool:
+    """Did the test fail on an assertion? The message's first line names the error raised when it
+    names one; else an assertion failure's header anywhere in the message or the details."""
+    first = next((line for line in (test.message or "").splitlines() if line.strip()), "")
+    if _EXCEPTION_HEADER.match(first):
+        return bool(_ASSERTION_RAISED.match(first))
+    return any(_ASSERTION_RAISED.search(x or "") for x in (test.message, test.details))
+
+
 # Expected/actual extraction, most specific first: (regex, expected group, actual group).
 EXPECTED_ACTUAL: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"Expected:?\s*(?P<e>.+?)\s*\n\s*Received:?\s*(?P<a>.+)"), "e", "a"),           # Jest/Vitest
@@ -189,6 +210,8 @@ def classify(test: TestResult, project_files: set[str] | frozenset[str] = frozen
             if pattern.search(text):
                 kind, evidence = k, _evidence_line(text, pattern)
                 break
+        if kind not in _NOT_RAISED and _assertion_raised(test):
+            kind, evidence = FailureKind.ASSERTION, _evidence_line(text, _ASSERTION_RAISED)
     expected = actual = None
     # Only an assertion has compared values: elsewhere "assert f(x) == 2" is
     # just the source line the traceback quotes, and f(x) was never computed.

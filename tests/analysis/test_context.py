@@ -89,7 +89,7 @@ def test_context_has_the_test_its_frames_its_imports_and_recent_changes(tmp_path
         ("tests/test_cart.py", 6, 7), ("shop/cart.py", 7, 8), ("shop/cart.py", 11, 12), ("shop/util.py", 1, 2)]
     assert [s.why for s in ctx.snippets[1:]] == [
         "suspect: price — in the traceback (innermost project frame); called 2 calls below the test",
-        "suspect: total — in the traceback; called by the test",
+        "suspect: total — in the traceback; called by the test; named by the test's name",
         "suspect: money — called 2 calls below the test",
     ]
     assert [(s.function, s.start, s.end) for s in ctx.suspects] == [("price", 7, 8), ("total", 11, 12),
@@ -178,14 +178,14 @@ def test_a_minified_line_is_cut(tmp_path):
 def test_a_cluster_of_small_suspects_is_shown_past_the_usual_count(tmp_path):
     """Twelve one-line setters the test calls alike tie on every signal: small ones are shown past
     MAX_SHOWN, up to MAX_SHOWN_SMALL; the rest are named for the model to open, and a large one
-    past MAX_SHOWN is not pasted."""
-    setters = "".join(f"def set{i:02d}(box):\n    box[{i}] = {i}\n\n\n" for i in range(12))
+    past MAX_SHOWN (one call further down) is not pasted."""
+    setters = "".join(f"def set{i:02d}(box):\n    box[{i}] = {i}\n\n\n" for i in range(11))
     write(tmp_path, "shop/__init__.py", "")
-    write(tmp_path, "shop/box.py", setters + "def big(box):\n" + "".join(f"    box[{i}] = {i} * 2  # {'pad ' * 8}\n"
-                                                                        for i in range(40)))
+    write(tmp_path, "shop/box.py", setters + "def set11(box):\n    big(box)\n\n\n" + "def big(box):\n"
+          + "".join(f"    box[{i}] = {i} * 2  # {'pad ' * 8}\n" for i in range(40)))
     calls = "".join(f"    set{i:02d}(box)\n" for i in range(12))
     write(tmp_path, "tests/test_box.py", f"from shop.box import *\n\n\ndef test_box():\n    box = {{}}\n{calls}"
-                                         "    big(box)\n    assert box == {}\n")
+                                         "    assert box == {}\n")
     test = TestResult(id="tests/test_box.py::test_box", status=Status.FAILED, file="tests/test_box.py", line=4,
                       message="assert {...} == {}")
     ctx = build_context(tmp_path, test, classify(test, set(SourceIndex(tmp_path).files())))

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from greenloop.analysis.context import build_context
-from greenloop.analysis.localize import FailingTest, Localizer, Spectrum
+from greenloop.analysis.localize import FailingTest, Localizer, Spectrum, failing_test
 from greenloop.analysis.patterns import Frame, classify
 from greenloop.parsers import RunOutput, parse
 from greenloop.parsers.locate import SourceIndex
+from greenloop.parsers.models import Status, TestReport, TestResult
 from greenloop.runner import impact
 
 # A shop whose price() is used by every path; its discount() holds the bug, two calls below the test.
@@ -176,3 +177,79 @@ def test_a_test_that_runs_the_projects_program_suspects_its_functions(tmp_path):
     assert out.file == "cli.js" and "in cli.js, the program the test runs" in out.reasons
     # A test that starts no process does not suspect the program.
     assert "out" not in [s.function for s in loc.rank(FailingTest(id="flattens", file="test/test.js", line=11))]
+
+
+def test_a_build_error_reported_in_the_source_points_at_its_function(tmp_path):
+    """go test reports a package that does not build as one errored "test" at the compiler's line:
+    that line's function is the suspect, and the source file is no test file for holding it."""
+    write(tmp_path, {
+        "go.mod": "module example.com/diff\n\ngo 1.19\n",
+        "diff/diff.go": "package diff\n\nimport \"io\"\n\nfunc Write(w io.Writer, s string) {\n"
+                        "\tio.WriteString(w, s)\n}\n\nfunc String(s string) string {\n\tvar b strings.Builder\n"
+                        "\tWrite(s, &b)\n\treturn b.String()\n}\n",
+        "diff/diff_test.go": "package diff\n\nimport \"testing\"\n\nfunc TestString(t *testing.T) {\n"
+                             "\tif String(\"a\") != \"a\" {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+    })
+    message = ("diff/diff.go:11:8: cannot use s (variable of type string) as io.Writer value in argument to Write\n"
+               "diff/diff.go:11:11: cannot use &b (value of type *strings.Builder) as string value")
+    test = TestResult(id="example.com/diff/diff", status=Status.ERRORED, file="diff/diff.go", line=11,
+                      message=message)
+    report = TestReport(framework="go", tests=[test])
+    index = SourceIndex(tmp_path)
+    loc = Localizer.for_report(index, report)
+    ranked = loc.rank(failing_test(test, classify(test, set(index.files()))))
+    assert ranked and ranked[0].function == "String"
+    assert ranked[0].reasons[0] == "in the traceback (innermost project frame)"
+
+
+# A parser whose entry point reaches its helpers alike (tape runs every test file in one process: no per-test
+# coverage tells them apart).
+PARSE = {
+    "package.json": '{"name": "parse", "main": "index.js"}',
+    "index.js": "'use strict';\n\nfunction isNumber(x) {\n\treturn /^\\d+$/.test(x);\n}\n\n"
+                "function hasKey(obj, key) {\n\treturn key in obj;\n}\n\n"
+                "module.exports = function (args) {\n\tvar out = {};\n\targs.forEach(function (a) {\n"
+                "\t\tif (!hasKey(out, a)) { out[a] = isNumber(a) ? Number(a) : a; }\n\t});\n\treturn out;\n};\n",
+    "test/num.js": "var test = require('tape');\nvar parse = require('../');\n\n"
+                   "test('nums', function (t) {\n\tt.deepEqual(parse(['1']), { 1: 1 });\n\tt.end();\n});\n",
+}
+
+
+def test_without_coverage_the_function_the_test_is_named_for_ranks_above_its_siblings(tmp_path):
+    write(tmp_path, PARSE)
+    loc = Localizer(SourceIndex(tmp_path))
+    ranked = loc.rank(FailingTest(id="nums", file="test/num.js", line=4))
+    names = [s.function for s in ranked]
+    # hasKey comes first in the file and is reached the same way: "nums" (and num.js) name isNumber.
+    assert names.index("isNumber") < names.index("hasKey")
+    assert "named by the test's name" in ranked[names.index("isNumber")].reasons
+
+
+def test_with_coverage_the_name_adds_nothing(tmp_path):
+    """With the test's coverage the spectrum decides: the function named like the test (the entry
+    point) must not climb over the helper only the failing test ran."""
+    write(tmp_path, PARSE)
+    lines = {"index.js": {"nums": [4, 8, 12, 13, 14, 15, 16], "other": [4, 12, 13, 14, 15, 16]}}
+    loc = Localizer(SourceIndex(tmp_path), spectrum=Spectrum(files=lines), passing=["other"], failing=["nums"])
+    ranked = loc.rank(FailingTest(id="nums", file="test/num.js", line=4))
+    assert ranked[0].function == "hasKey"
+    assert all("named by the test's name" not in s.reasons for s in ranked)
+
+
+def test_suspects_no_signal_tells_apart_rank_by_their_own_code(tmp_path):
+    """Functions the test's calls reach alike: the one with more code of its own first, whatever the
+    file's order; a function's own code leaves out the functions defined inside it."""
+    write(tmp_path, {
+        "lib/calc.js": "function outer(x) {\n\tfunction inner(y) {\n\t\tvar a = y + 1;\n\t\tvar b = a * 2;\n"
+                       "\t\tvar c = b - 3;\n\t\tvar d = c / 4;\n\t\treturn d % 5;\n\t}\n\treturn inner(x);\n}\n\n"
+                       "function plain(x) {\n\tvar a = x + 1;\n\tvar b = a * 2;\n\tvar c = b - 3;\n\treturn c;\n}\n\n"
+                       "function run(x) {\n\treturn outer(x) + plain(x);\n}\n\nmodule.exports = { run: run };\n",
+        "test/calc.js": "var calc = require('../lib/calc');\n\nit('adds up', function () {\n\tcalc.run(1);\n});\n",
+    })
+    loc = Localizer(SourceIndex(tmp_path))
+    ranked = loc.rank(FailingTest(id="adds up", file="test/calc.js", line=3))
+    by = {s.function: s for s in ranked}
+    assert by["outer"].score == by["plain"].score  # both called by what the test calls
+    names = [s.function for s in ranked]
+    # plain's 6 lines are its own; outer's 10 hold inner's 7: 3 of its own
+    assert names.index("plain") < names.index("outer")

@@ -35,6 +35,29 @@ def test_kinds(message, kind):
     assert classify(failing(message)).kind is kind
 
 
+@pytest.mark.parametrize("message, details", [
+    ("AssertionError: IndexError not raised", ""),                                    # unittest's assertRaises
+    ("", "    def test_pop():\n>       assert 'IndexError' in str(err)\nE       AssertionError: assert 'IndexError' in "
+         "'KeyError: 3'\n"),                                                          # pytest, the quote in details
+    ("AssertionError [ERR_ASSERTION]: Missing expected exception (RangeError).", ""),  # Node's assert.throws
+    ("java.lang.AssertionError: expected KeyNotFound, got nothing", ""),
+])
+def test_an_assertion_quoting_an_error_is_an_assertion(message, details):
+    """The assertion's own message may name any error: the failure is the assertion that was raised."""
+    c = classify(failing(message, details))
+    assert c.kind is FailureKind.ASSERTION
+    assert "AssertionError" in c.evidence
+
+
+@pytest.mark.parametrize("message, details, kind", [
+    # The error raised is named first: an assertion in its details (a library's own check) does not change it.
+    ("IndexError: list index out of range", "E   AssertionError: in a helper", FailureKind.INDEX_OUT_OF_RANGE),
+    ("ERROR at setup of test_report\nAssertionError: KeyError", "", FailureKind.FIXTURE_ERROR),
+])
+def test_the_raised_error_still_decides(message, details, kind):
+    assert classify(failing(message, details)).kind is kind
+
+
 def test_timed_out_flag_wins():
     assert classify(failing("assert x", timed_out=True)).kind is FailureKind.TIMEOUT
 
