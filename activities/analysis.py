@@ -24,7 +24,7 @@ from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import selected
 from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
-from .conversation import Conversation, begin, final_text, hands_for, load_conversation
+from .conversation import Conversation, analysis_completed, analysis_of, begin, hands_for, load_conversation
 from .errors import typed_errors
 from .host import on_host
 from .testing import load_report, load_statuses
@@ -124,12 +124,6 @@ def _analyzer_user(test: TestResult, note: AnalysisNote, inp: AnalyzeInput) -> s
     return prompts.analyzer_user(test.id, test.file, test.line, test.message, test.details, note, inp.attempts)
 
 
-def _completed(run_dir: str, test_id: str, note: AnalysisNote) -> AnalysisNote:
-    log_event(run_dir, "analysis_complete", test=test_id, kind=note.kind, evidence=note.evidence,
-              llm_analysis=note.llm_analysis[:2000])
-    return note
-
-
 @activity.defn
 @typed_errors
 @on_host
@@ -138,14 +132,14 @@ async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
     conversation (read-only tools; its model calls are ``analyzer_turn``s)."""
     test, note = _pattern_note(inp)
     if inp.llm.analysis_only:
-        return AnalysisStart(note=_completed(inp.workspace.run_dir, inp.test_id, note))
+        return AnalysisStart(note=analysis_completed(inp.workspace.run_dir, inp.test_id, note))
     attempt = len(inp.attempts) + 1
     start = begin(inp.workspace.run_dir, f"analysis-{attempt}", Conversation(
         role="analyzer", context=f"{inp.run_id}/{inp.test_id}", test_id=inp.test_id, attempt=attempt,
         system=prompts.ANALYZER_SYSTEM, allow_production=False,
         messages=[{"role": "user", "content": _analyzer_user(test, note, inp)}],
         hands=hands_for("analyzer", attempt, inp.workspace, inp.test_id, inp.failure_run, inp.llm, inp.plan,
-                        inp.sandbox)))
+                        inp.sandbox), note=note))
     return AnalysisStart(note=note, ref=start.ref)
 
 
@@ -153,8 +147,7 @@ async def start_analysis(inp: AnalyzeInput) -> AnalysisStart:
 @typed_errors
 @on_host
 async def finish_analysis(inp: FinishAnalysisInput) -> AnalysisNote:
-    """The pattern analysis completed with the analyzer's findings (its last text)."""
+    """The pattern analysis completed with the analyzer's findings (one that ran out of turns
+    or of budget; one the model ended is finished by its last turn)."""
     conv = load_conversation(inp.ref)
-    note = inp.note.model_copy(update={"llm_analysis": final_text(conv, inp.stop)[:8000],
-                                       "test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
-    return _completed(inp.workspace.run_dir, inp.test_id, note)
+    return analysis_of(inp.workspace.run_dir, conv.model_copy(update={"note": inp.note}), inp.stop)

@@ -10,7 +10,22 @@ there again alone, then (2) the whole suite once, compared with the baseline
 is judged by that suite run only).
 An impacted test that fails there twice and passes without the fixes
 (selected the same way) is a regression found without the suite run; the candidates whose files none of the regressing tests ran are
-named (``innocent``), so that a bisection judges them first. A
+named (``innocent``), so that a bisection judges them first.
+A batch's first check (``singles`` and ``suite``) on a suite that reports each
+test (the baseline did), when no other test is known to run the candidates'
+files (no impacted test), runs the suite first instead: one runner invocation
+in all when the fixes work, since the suite reports the candidates' own tests
+anyway and they are judged from it. Only when one of them does not pass there
+(or the build broke) are they run as in (1), together and each that fails again
+alone, so that a fix that does not work is told apart from one that fails only
+in the full suite, and its next attempt gets the failure of its test alone. The
+quick check stays first where it tells more than the suite for less: with
+impacted tests (a regression there is found, and its fix named, without a
+suite run), in bisection steps (their fixes' own tests already passed; only the
+impacted tests run there) and for an attempt's candidates checked side by side
+(no suite). The suite run carries the scratch's
+content digest (``SuiteRun.tree``), so that a later run of the same files can
+reuse it (the final verdict, ``activities/testing.py``). A
 test that passed on the accepted state and fails here is run again with the
 same content: one that passes then is flaky, never a regression. The run
 workspace itself is never touched by a check, so checks run side by side.
@@ -269,9 +284,25 @@ def _regressed(inp: CheckInput, run: SuiteRun) -> list[str]:
     return [t for t, s in before.items() if s == Status.PASSED and now.get(t) not in PASSING and t not in expected]
 
 
-async def _suite(inp: CheckInput, ws: Workspace, label: str) -> SuiteRun:
-    return await execute_suite(SuiteInput(workspace=ws, plan=inp.plan, label=label, sandbox=inp.sandbox,
-                                          compare_to=inp.baseline))
+async def _suite(inp: CheckInput, ws: Workspace, label: str, tree: str) -> SuiteRun:
+    run = await execute_suite(SuiteInput(workspace=ws, plan=inp.plan, label=label, sandbox=inp.sandbox,
+                                         compare_to=inp.baseline))
+    return run.model_copy(update={"tree": tree})
+
+
+def _from_the_suite(inp: CheckInput) -> bool:
+    """Whether the candidates' own tests are judged from the suite run (run first): a batch's
+    first check, on a suite whose runs report each test."""
+    return inp.singles and inp.suite and inp.baseline.per_test and not inp.baseline.unreadable
+
+
+def _own_pass_in(inp: CheckInput, suite: SuiteRun) -> bool:
+    """Whether the suite run reports every candidate's own test as passing (and nothing broke)."""
+    if suite.build_error or suite.unreadable or not suite.per_test:
+        return False
+    failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
+    entries = [failing.find(c.test_id) for c in inp.candidates]
+    return all(e is not None and outcome(e, now).passed for e in entries)
 
 
 def _own_tests_in_the_suite(inp: CheckInput, suite: SuiteRun, result: CheckResult, suite_only: set[str]) -> None:
@@ -294,9 +325,18 @@ async def check_batch(inp: CheckInput) -> CheckResult:
     result = CheckResult(label=inp.label, ok=False)
     try:
         found = impact_map.load(inp.impact)
+        tree = await asyncio.to_thread(wt.content_tree, path)
         impacted = _impacted(inp, found)
-        result.impacted = len(impacted)
         suite_only = await asyncio.to_thread(_suite_only, inp) if inp.suite else set[str]()
+        if _from_the_suite(inp) and not impacted:
+            suite = await _suite(inp, ws, "validate-batch-suite", tree)
+            result.suite_runs = 1
+            if not _own_pass_in(inp, suite):  # judged as without the suite: together, each that fails alone
+                await _quick(inp, ws, [], result, suite_only)
+                if result.still_failing:
+                    return result
+            return await _judged_with(inp, ws, found, result, suite, tree, suite_only)
+        result.impacted = len(impacted)
         regressed = await _quick(inp, ws, impacted, result, suite_only)
         if result.still_failing:  # those fixes do not work: judged before any suite run
             return result
@@ -306,31 +346,39 @@ async def check_batch(inp: CheckInput) -> CheckResult:
         if not inp.suite:  # the own tests were all that was asked
             result.ok = True
             return result
-        suite = await _suite(inp, ws, "validate-batch-suite")
+        suite = await _suite(inp, ws, "validate-batch-suite", tree)
         result.suite_runs = 1
-        one = len(inp.candidates) == 1
-        result.broken = suite.broken_since(inp.baseline, by="the fix" if one else "the batch",
-                                           after="the fix" if one else "the fixes")
-        regressions = [] if result.broken else _regressed(inp, suite)
-        if regressions:  # the same content again: what passes now was flaky, not broken by a fix
-            again = await _suite(inp, ws, "validate-batch-suite-again")
-            result.suite_runs += 1
-            twice = set(_regressed(inp, again))
-            result.flaky = [t for t in regressions if t not in twice]
-            regressions = [t for t in regressions if t in twice]
-            suite = again if not regressions else suite
-        if not result.broken:
-            _own_tests_in_the_suite(inp, suite, result, suite_only)
-        _regressions(result, regressions, inp, found)
-        result.suite = suite
-        result.ok = not (result.broken or regressions or result.still_failing)
-        return result
+        return await _judged_with(inp, ws, found, result, suite, tree, suite_only)
     finally:
         await asyncio.to_thread(wt.remove, Path(inp.workspace.path), path)
         log_event(inp.workspace.run_dir, "batch_checked", label=inp.label, ok=result.ok,
                   tests=[c.test_id for c in inp.candidates], ahead=[c.test_id for c in inp.ahead], regressions=result.regressions,
                   still_failing=sorted(result.still_failing), flaky=result.flaky, broken=result.broken,
-                  suite_runs=result.suite_runs, impacted=result.impacted, innocent=result.innocent)
+                  suite_runs=result.suite_runs, single_runs=result.single_runs, impacted=result.impacted,
+                  innocent=result.innocent)
+
+
+async def _judged_with(inp: CheckInput, ws: Workspace, found: ImpactMap | None, result: CheckResult,
+                       suite: SuiteRun, tree: str, suite_only: set[str]) -> CheckResult:
+    """The check's verdict from its full-suite run: the build, the regressions (each run
+    again with the same content: one that passes then is flaky), the candidates' own tests."""
+    one = len(inp.candidates) == 1
+    result.broken = suite.broken_since(inp.baseline, by="the fix" if one else "the batch",
+                                       after="the fix" if one else "the fixes")
+    regressions = [] if result.broken else _regressed(inp, suite)
+    if regressions:  # the same content again: what passes now was flaky, not broken by a fix
+        again = await _suite(inp, ws, "validate-batch-suite-again", tree)
+        result.suite_runs += 1
+        twice = set(_regressed(inp, again))
+        result.flaky = [t for t in regressions if t not in twice]
+        regressions = [t for t in regressions if t in twice]
+        suite = again if not regressions else suite
+    if not result.broken:
+        _own_tests_in_the_suite(inp, suite, result, suite_only)
+    _regressions(result, regressions, inp, found)
+    result.suite = suite
+    result.ok = not (result.broken or regressions or result.still_failing)
+    return result
 
 
 def _apply_accepted(inp: AcceptInput) -> list[str]:

@@ -4,7 +4,11 @@ The fixer and the analyzer share these steps (``fixer_turn``/``fixer_tools`` and
 ``analyzer_turn``/``analyzer_tools`` are the same step under each role's name,
 so the history says whose call it is); how a conversation begins and what it
 comes to differ by role (``start_fix``/``finish_fix`` here, ``start_analysis``/
-``finish_analysis`` in activities/analysis.py).
+``finish_analysis`` in activities/analysis.py). A conversation that ends because
+the model stops calling tools ends in its last model turn: the turn's result
+carries what it comes to (the fixer's proposal, the analyzer's completed note),
+so no finishing step of its own follows it; one that runs out of turns or of
+budget is finished by ``finish_fix``/``finish_analysis``.
 
 The conversation (messages, tool results, the overlay's pending edits) lives in
 a file of the run directory on the host that holds the workspace; only costs,
@@ -25,6 +29,7 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from .. import telemetry
+from ..analysis.note import AnalysisNote
 from ..domain.errors import ErrorKind, GreenloopError
 from ..domain.llm import LLMSettings, Usage
 from ..domain.workspace import Workspace
@@ -69,6 +74,9 @@ class ModelTurnResult(BaseModel):
     stop: str
     tool_calls: list[str] = Field(default_factory=list)
     replayed: bool = False  # made earlier by a worker that died before reporting it: not asked again
+    # The last turn (no tool calls): what the conversation comes to, its finishing step folded in.
+    proposal: FixProposal | None = None  # the fixer's
+    note: AnalysisNote | None = None  # the analyzer's completed note
 
 
 class ToolsInput(BaseModel):
@@ -115,6 +123,10 @@ class Conversation(BaseModel):
     hands: Hands | None = None  # what its sandboxed tools need (None: it has none)
     counts: Counts = Field(default_factory=Counts)  # its sandboxed calls that ran
     pending: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])  # this turn's results so far
+    # What it ends with, kept here so that its last model turn ends it: the fixer's attempt, or the
+    # analyzer's pattern note (which its findings complete).
+    fix: FixInput | None = None
+    note: AnalysisNote | None = None
 
     @property
     def allow_edits(self) -> bool:
@@ -140,6 +152,44 @@ def begin(run_dir: str, name: str, conv: Conversation) -> ConversationStart:
 def final_text(conv: Conversation, stop: str) -> str:
     """What the conversation comes to: the model's last text, unless it ran out of turns."""
     return conv.text if stop != "max_turns" else ""
+
+
+def analysis_completed(run_dir: str, test_id: str, note: AnalysisNote) -> AnalysisNote:
+    log_event(run_dir, "analysis_complete", test=test_id, kind=note.kind, evidence=note.evidence,
+              llm_analysis=note.llm_analysis[:2000])
+    return note
+
+
+def analysis_of(run_dir: str, conv: Conversation, stop: str) -> AnalysisNote:
+    """The analyzer's pattern note completed with its findings (its last text)."""
+    assert conv.note is not None
+    note = conv.note.model_copy(update={"llm_analysis": final_text(conv, stop)[:8000],
+                                        "test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
+    return analysis_completed(run_dir, conv.test_id, note)
+
+
+def proposal_of(fix: FixInput, conv: Conversation, stop: str) -> FixProposal:
+    """What the fixer's conversation proposes: its edits, or why there are none."""
+    root = Path(fix.workspace.path)
+    test = load_report(fix.failure_run.report_path).find(fix.test_id)
+    proposal = proposal_from(root, _overlay(root, conv), final_text(conv, stop), stop, fix,
+                             test.file if test else None)
+    log_event(fix.workspace.run_dir, "fix_proposed", test=fix.test_id, attempt=fix.attempt,
+              files=proposal.files,
+              failure=proposal.failure_reason, tool_calls=conv.calls, turns=len(conv.turns),
+              test_runs=conv.counts.test_runs, commands=conv.counts.commands)
+    return proposal.model_copy(update={"test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
+
+
+def _ended(run_dir: str, conv: Conversation, result: ModelTurnResult) -> ModelTurnResult:
+    """``result``, with what the conversation comes to when it is the last turn (no tool calls)."""
+    if result.tool_calls:
+        return result
+    if conv.fix is not None:
+        return result.model_copy(update={"proposal": proposal_of(conv.fix, conv, result.stop)})
+    if conv.note is not None:
+        return result.model_copy(update={"note": analysis_of(run_dir, conv, result.stop)})
+    return result
 
 
 def hands_for(role: str, attempt: int, ws: Workspace, test_id: str, failure_run: SuiteRun, llm: LLMSettings,
@@ -178,14 +228,14 @@ async def start_fix(inp: FixInput) -> ConversationStart:
         system=prompts.fixer_system(inp.llm.allow_production_edits), allow_production=inp.llm.allow_production_edits,
         messages=[{"role": "user", "content": user}],
         hands=hands_for("fixer", inp.attempt, inp.workspace, inp.test_id, inp.failure_run, inp.llm, inp.plan,
-                        inp.sandbox, inp.candidate)))
+                        inp.sandbox, inp.candidate), fix=inp))
 
 
 async def _model_call(inp: TurnInput) -> ModelTurnResult:
     """One model call: the conversation so far, the model's answer appended."""
     conv = load_conversation(inp.ref)
     if len(conv.turns) >= inp.turn:  # made and saved before its worker died: not asked again
-        return conv.turns[inp.turn - 1].model_copy(update={"replayed": True})
+        return _ended(inp.workspace.run_dir, conv, conv.turns[inp.turn - 1].model_copy(update={"replayed": True}))
     if len(conv.messages) != 2 * inp.turn - 1:
         raise GreenloopError(f"the conversation {inp.ref} is not at turn {inp.turn}", kind=ErrorKind.WORKSPACE_LOST,
                              path=inp.ref)
@@ -197,7 +247,7 @@ async def _model_call(inp: TurnInput) -> ModelTurnResult:
     conv.turns.append(result)
     conv.text = step.text
     _save(inp.ref, conv)
-    return result
+    return _ended(inp.workspace.run_dir, conv, result)
 
 
 def _turn_uses(inp: ToolsInput) -> tuple[Conversation, list[dict[str, Any]]] | None:
@@ -279,14 +329,6 @@ analyzer_run = _role_activity(_sandbox_call, "analyzer", "run")
 @typed_errors
 @on_host
 async def finish_fix(inp: FinishFixInput) -> FixProposal:
-    """What the conversation proposes: its edits, or why there are none."""
-    fix, conv = inp.fix, load_conversation(inp.ref)
-    root = Path(fix.workspace.path)
-    test = load_report(fix.failure_run.report_path).find(fix.test_id)
-    proposal = proposal_from(root, _overlay(root, conv), final_text(conv, inp.stop), inp.stop, fix,
-                             test.file if test else None)
-    log_event(fix.workspace.run_dir, "fix_proposed", test=fix.test_id, attempt=fix.attempt,
-              files=proposal.files,
-              failure=proposal.failure_reason, tool_calls=conv.calls, turns=len(conv.turns),
-              test_runs=conv.counts.test_runs, commands=conv.counts.commands)
-    return proposal.model_copy(update={"test_runs": conv.counts.test_runs, "commands": conv.counts.commands})
+    """What the conversation proposes (one that ran out of turns or of budget; one the model
+    ended is finished by its last turn)."""
+    return proposal_of(inp.fix, load_conversation(inp.ref), inp.stop)

@@ -34,6 +34,7 @@ from ..runner.runs import SingleRun, SuiteRun
 from ..runner.select import tests_command
 from ..sandbox.models import SandboxSettings
 from ..workspace.events import log_event
+from ..workspace.worktree import content_tree
 from .errors import typed_errors
 from .host import on_host, require_file
 
@@ -52,6 +53,9 @@ class SuiteInput(BaseModel):
     focus: str | None = None  # a test whose own status the result should carry
     # Record which tests run which files (per-test coverage, where the framework gives it: runner/impact.py).
     impact: bool = False
+    # An earlier run that may have been of the same files (the last accepted batch's suite run): it
+    # stands for this one (compared with ``compare_to``) when the workspace's content digest is its ``tree``.
+    reuse: SuiteRun | None = None
 
 
 class SingleInput(BaseModel):
@@ -172,8 +176,10 @@ async def _go_spectrum(inp: SuiteInput, report: TestReport, out: Path) -> None:
 @typed_errors
 @on_host
 async def run_suite(inp: SuiteInput) -> SuiteRun:
-    """Run the whole suite; compare with ``compare_to`` when given."""
-    return await execute_suite(inp)
+    """Run the whole suite; compare with ``compare_to`` when given. An earlier run of exactly
+    the workspace's files (``inp.reuse``) stands for it instead of running again."""
+    reused = await asyncio.to_thread(_reused, inp)
+    return reused if reused is not None else await execute_suite(inp)
 
 
 async def execute_suite(inp: SuiteInput) -> SuiteRun:
@@ -219,16 +225,41 @@ async def execute_suite(inp: SuiteInput) -> SuiteRun:
         output_cut=report.output_cut_bytes is not None,
         focus=inp.focus, focus_status=focus.status if focus else None, impact=impact_path,
     )
-    if inp.compare_to is not None:
-        before = load_statuses(inp.compare_to.statuses_path)
-        now = {k: Status(v) for k, v in statuses.items()}
-        regressions = [t for t, s in before.items() if s == Status.PASSED and now.get(t) != Status.PASSED]
-        result.regressions, result.regression_count = regressions[:20], len(regressions)
-        result.newly_passing = [t for t, s in now.items() if s == Status.PASSED and before.get(t) != Status.PASSED]
-        result.passed_before = sum(1 for s in before.values() if s == Status.PASSED)
-        result.passed_now = sum(1 for s in now.values() if s == Status.PASSED)
+    _compare(result, inp.compare_to)
     log_event(ws.run_dir, "suite_run", label=inp.label, totals=report.totals.model_dump(),
               regressions=result.regressions, artifacts=str(out))
+    return result
+
+
+def _compare(result: SuiteRun, compare_to: SuiteRun | None) -> None:
+    """``result``'s changes against ``compare_to`` (its regressions, newly passing tests, counts)."""
+    if compare_to is None:
+        return
+    before, now = load_statuses(compare_to.statuses_path), load_statuses(result.statuses_path)
+    regressions = [t for t, s in before.items() if s == Status.PASSED and now.get(t) != Status.PASSED]
+    result.regressions, result.regression_count = regressions[:20], len(regressions)
+    result.newly_passing = [t for t, s in now.items() if s == Status.PASSED and before.get(t) != Status.PASSED]
+    result.passed_before = sum(1 for s in before.values() if s == Status.PASSED)
+    result.passed_now = sum(1 for s in now.values() if s == Status.PASSED)
+
+
+def _reused(inp: SuiteInput) -> SuiteRun | None:
+    """``inp.reuse`` standing for this run, when it ran on exactly the workspace's files (the same
+    content digest) and its reports are here; None when anything differs (the suite runs)."""
+    earlier = inp.reuse
+    if earlier is None or earlier.tree is None or inp.focus or inp.impact:
+        return None
+    if not (Path(earlier.report_path).is_file() and Path(earlier.statuses_path).is_file()):
+        return None
+    tree = content_tree(Path(inp.workspace.path))
+    if tree != earlier.tree:
+        log_event(inp.workspace.run_dir, "suite_run_not_reused", label=inp.label, earlier=earlier.label,
+                  tree=tree, earlier_tree=earlier.tree)
+        return None
+    result = earlier.as_baseline().model_copy(update={"reused_as": inp.label})
+    _compare(result, inp.compare_to)
+    log_event(inp.workspace.run_dir, "suite_run_reused", label=inp.label, earlier=earlier.label, tree=tree,
+              artifacts=str(Path(earlier.report_path).parent))
     return result
 
 

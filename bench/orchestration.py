@@ -199,6 +199,7 @@ class Activities:
         self.check_sandbox_s = 0.0  # batch checks: their clean full-suite run's process
         self.suite_runs = 0  # full-suite runs (each run_suite, and those inside each batch check)
         self.single_runs = 0  # runner invocations for single tests (alone, or a batch's tests together)
+        self.reused = 0  # run_suite activities an earlier run of the same files stood for (the final verdict)
         self.first_suite_s = 0.0  # the first run_suite (the run's initial suite): one plain suite run
 
     def add(self, history) -> None:
@@ -221,6 +222,8 @@ class Activities:
                         self.suite_runs += result.suite_runs
                         self.single_runs += result.single_runs
                         self.check_sandbox_s += result.suite.duration_s if result.suite else 0.0
+                    elif kind == "run_suite" and result.reused_as is not None:
+                        self.reused += 1  # an earlier run of the same files stood for it: nothing ran
                     else:
                         self.sandbox_s += result.duration_s
                         self.suite_runs += kind == "run_suite"
@@ -383,7 +386,9 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validati
             max_parent_events=max(len(h.events) for h in parents),
             max_parent_bytes=max(sum(e.ByteSize() for e in h.events) for h in parents),
             suites=parent_acts.suite_runs + child_acts.suite_runs,
-            validation_suites=child_acts.suite_runs + parent_acts.suite_runs - len(parent_acts.by_type["run_suite"]),
+            validation_suites=child_acts.suite_runs + parent_acts.suite_runs
+            - (len(parent_acts.by_type["run_suite"]) - parent_acts.reused),
+            reused=parent_acts.reused,
             singles=parent_acts.single_runs + child_acts.single_runs,
             plain_suite=parent_acts.first_suite_s, batches=len(parent_acts.by_type["check_batch"]),
             validation=validation, concurrency=concurrency,
@@ -433,6 +438,7 @@ def table(r: dict) -> str:
          f"{r['suites']} / {r['validation_suites']} / {r['singles']}",
          f"{r['suites'] / n:.3f} / {r['validation_suites'] / n:.3f}"),
         ("batch checks (validation queue)", f"{r['batches']}", ""),
+        ("final verdict", "the last accepted batch's suite run (same files)" if r["reused"] else "its own suite run", ""),
         ("one plain suite run (the run's first, same bench run)", f"{r['plain_suite']:.2f} s", ""),
         ("**suite-equivalents** (whole run / one plain suite run)", f"**{r['wall'] / r['plain_suite']:.1f}**", ""),
         ("LLM requests", f"{r['llm_calls']}", f"{r['llm_calls'] / n:.1f}"),

@@ -35,6 +35,11 @@ class SuiteRun(BaseModel):
     focus: str | None = None  # the test this run validates, when it validates one
     focus_status: Status | None = None  # its status in this run (None: not in the output)
     impact: str | None = None  # the test-impact map this run wrote, on its host (``SuiteInput.impact``)
+    # The content digest of the files it ran on (``workspace.worktree.content_tree``), where recorded:
+    # a later run of the same files may reuse this one (``SuiteInput.reuse``).
+    tree: str | None = None
+    # Set on a run reused instead of running again: the label of the run it stands for ("final").
+    reused_as: str | None = None
     # Against the run it was compared with (``compare_to``), when one was given:
     regressions: list[str] = Field(default_factory=list)  # passed before, not now (or gone); the first 20
     regression_count: int = 0

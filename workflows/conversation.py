@@ -53,10 +53,11 @@ async def answer_tools(tools_activity: Activity, run_activity: Activity, calls: 
 
 async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResult]], tools_activity: Activity,
                    run_activity: Activity, ws: Workspace, ref: str, llm: LLMSettings, request: FixRequest,
-                   on_usage: Callable[[Usage], None]) -> tuple[str, Usage]:
+                   on_usage: Callable[[Usage], None]) -> tuple[str, Usage, ModelTurnResult | None]:
     """Converse until the model stops calling tools, runs out of turns (``llm.max_tool_turns``)
     or of its budget (``llm.left_usd``, for this conversation alone): why it stopped
-    (the last stop reason, ``"max_turns"`` or ``"budget"``) and what all its calls cost."""
+    (the last stop reason, ``"max_turns"`` or ``"budget"``), what all its calls cost, and
+    the last turn when the model ended the conversation (it carries what it comes to)."""
     hb = request.heartbeat_timeout_s
     used, stop = Usage(), "max_turns"
     for turn in range(1, llm.max_tool_turns + 1):
@@ -65,13 +66,12 @@ async def converse(turn_activity: Callable[[TurnInput], Awaitable[ModelTurnResul
         used = used + step.usage
         on_usage(step.usage)
         if not step.tool_calls:
-            stop = step.stop
-            break
+            return step.stop, used, step
         if llm.left_usd is not None and used.cost_usd >= llm.left_usd:
             stop = "budget"
             break
         await answer_tools(tools_activity, run_activity, step.tool_calls, ws, ref, turn, request)
-    return stop, used
+    return stop, used, None
 
 
 async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Callable[[Usage], None]) -> FixProposal:
@@ -82,9 +82,11 @@ async def fixer_conversation(fix: FixInput, request: FixRequest, on_usage: Calla
     if start.proposal is not None:
         return start.proposal
     assert start.ref is not None
-    stop, used = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, conv_acts.fixer_run, ws, start.ref, fix.llm, request,
-                                on_usage)
-    proposal = await host_activity(
+    stop, used, last = await converse(conv_acts.fixer_turn, conv_acts.fixer_tools, conv_acts.fixer_run, ws, start.ref,
+                                      fix.llm, request, on_usage)
+    # Its last turn ended it with the proposal; else (out of turns, of budget, or a turn recorded
+    # before turns carried it) it is finished by a step of its own.
+    proposal = last.proposal if last is not None and last.proposal is not None else await host_activity(
         conv_acts.finish_fix, FinishFixInput(fix=fix, ref=start.ref, stop=stop), ws, request, quick_options(hb))
     return proposal.model_copy(update={"usage": used})
 
@@ -98,9 +100,9 @@ async def analyzer_conversation(inp: AnalyzeInput, request: FixRequest,
     start = await host_activity(analysis_acts.start_analysis, inp, ws, request, quick_options(hb))
     if start.ref is None:  # analysis only: no model asked
         return start.note
-    stop, used = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, conv_acts.analyzer_run, ws, start.ref, inp.llm, request,
-                                on_usage)
-    note = await host_activity(
+    stop, used, last = await converse(conv_acts.analyzer_turn, conv_acts.analyzer_tools, conv_acts.analyzer_run, ws,
+                                      start.ref, inp.llm, request, on_usage)
+    note = last.note if last is not None and last.note is not None else await host_activity(
         analysis_acts.finish_analysis,
         FinishAnalysisInput(workspace=ws, test_id=inp.test_id, note=start.note, ref=start.ref, stop=stop),
         ws, request, quick_options(hb))

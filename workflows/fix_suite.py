@@ -450,7 +450,7 @@ class FixSuiteWorkflow:
         return await self.on_host(lambda ws: host_activity(
             testing_acts.run_suite,
             SuiteInput(workspace=ws, plan=progress.plan, label="final", sandbox=request.sandbox,
-                       compare_to=progress.initial),
+                       compare_to=progress.initial, reuse=progress.baseline),
             ws, request, test_run_options(request.sandbox.timeout_s, request.heartbeat_timeout_s)))
 
     async def _revealed(self, request: FixRequest, progress: SuiteProgress, final: SuiteRun) -> bool:
@@ -487,6 +487,11 @@ class FixSuiteWorkflow:
         self.set_phase("finalizing")
         summary = progress.summary
         stopped_early = not summary.baseline_read  # the first suite run was not read: nothing ran since
+        reused = None if final.reused_as is None else (  # the last accepted batch's run was of exactly these files
+            f"the final verdict is the suite run {final.label} ({final.report_path}), made on the same files "
+            f"(content digest {(final.tree or '')[:12]}): not run again")
+        if reused is not None:
+            summary.notes.append(reused)
         if self._run.abort_requested:
             summary.state, summary.reason = RunOutcome.ABORTED, self._run.abort_reason
             summary.notes.append(self._run.abort_reason)
@@ -501,6 +506,8 @@ class FixSuiteWorkflow:
                               pull_request=request.pull_request),
                 progress.workspace, request, setup_options(request.heartbeat_timeout_s))
         except HostLost as lost:  # rebuild, then finish there (the final suite run is redone on it)
+            if reused is not None:
+                summary.notes.remove(reused)
             await self.rebuild(lost)
             return await self._finish(request, progress, await self._final_run(request, progress))
         progress.summary = summary

@@ -59,16 +59,22 @@ def _with_index(workspace: Path, seed: str | None) -> tuple[dict[str, str], Path
     return env, folder
 
 
-def snapshot(workspace: Path, parent: str, message: str) -> str:
-    """A commit (on ``parent``) of every file in the workspace as it is now,
-    untracked ones included (ignored ones not); the workspace is not changed."""
+def content_tree(workspace: Path) -> str:
+    """The git tree of every file in the workspace as it is now, untracked ones included
+    (ignored ones not): the workspace's content digest (equal trees, equal files). The
+    workspace and its index are not changed."""
     env, folder = _with_index(workspace, None)
     try:
         git(workspace, "add", "-A", env=env)
-        tree = git(workspace, "write-tree", env=env)
+        return git(workspace, "write-tree", env=env)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return git(workspace, "commit-tree", tree, "-p", parent, "-m", message)
+
+
+def snapshot(workspace: Path, parent: str, message: str) -> str:
+    """A commit (on ``parent``) of every file in the workspace as it is now,
+    untracked ones included (ignored ones not); the workspace is not changed."""
+    return git(workspace, "commit-tree", content_tree(workspace), "-p", parent, "-m", message)
 
 
 def _environment_dir(path: Path) -> bool:
