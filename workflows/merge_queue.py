@@ -7,7 +7,7 @@ tools see their own edits in an overlay; nothing is applied) and send their
 candidate to the run. Up to ``concurrency`` children propose at once; a child
 waiting for its verdict makes no model calls and does not count. One
 validator task takes batches of candidates (edits to disjoint files, in
-arrival order) and checks each on top of the accepted state in a scratch
+arrival order, within a weight: ``MOST_BATCH_BYTES``) and checks each on top of the accepted state in a scratch
 worktree (``activities/batch.py``): the batch's own tests in one runner
 invocation, then one full-suite run. A batch that passes is accepted whole:
 applied to the run workspace and recorded, in order, as accepted edit sets
