@@ -23,6 +23,7 @@ From the workflow histories (parent runs and every child) it reports:
 
 Usage: python bench/orchestration.py [--tests N] [--fix K] [--sandbox bwrap|local|docker|auto] [--fast] [--keep]
                                     [--suite light|heavy] [--delay-s S] [--module-kb K] [--concurrency C]
+                                    [--progress-s S]
 
   --fix K   drive only K of the N failing tests (evenly spread, through
             FixRequest.select): the per-test cost at suite size N without
@@ -40,7 +41,11 @@ Usage: python bench/orchestration.py [--tests N] [--fix K] [--sandbox bwrap|loca
             figures at large files: the largest payload in the histories and
             the state each continue-as-new carries);
   --concurrency C  FixRequest.concurrency (default: the product's default,
-            derived from the model's request limit).
+            derived from the model's request limit);
+  --progress-s S  every S seconds, one line on stderr of what the run reached
+            (children done, the parent runs' largest payload, the states
+            continued as new), read from the live histories: a run too long
+            for the session still leaves figures.
 """
 
 from __future__ import annotations
@@ -254,13 +259,35 @@ async def stuck(client: Client, workflow_id: str) -> str | None:
     return None
 
 
-async def result_or_stuck(client: Client, handle) -> RunSummary:
-    """The run's result; fails fast with the cause when the run is stuck."""
+async def progress(client: Client, handle, t0: float) -> str:
+    """One line of what the run reached so far, read from its parent runs' live histories: a run
+    too long for the session still leaves its figures (tests done, the largest payload of the
+    parent runs, the states it continued as new with)."""
+    parents = await run_chain(client, handle.id, handle.first_execution_run_id or handle.result_run_id)
+    events = [e for h in parents for e in h.events]
+    done = sum(1 for e in events if e.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
+    largest = max(events, key=payload_bytes)
+    continued = [payload_bytes(e) for e in events
+                 if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW]
+    kind = EventType.Name(largest.event_type).removeprefix("EVENT_TYPE_").lower()
+    return (f"[{time.perf_counter() - t0:7.1f} s, load {os.getloadavg()[0]:.1f}] {done} children done, "
+            f"{len(parents)} parent run(s), {sum(e.ByteSize() for e in events) / 1e6:.2f} MB of parent history; "
+            f"largest parent payload {payload_bytes(largest) / 1e3:.1f} kB ({kind}); "
+            f"continued as new with {', '.join(f'{c / 1e3:.1f} kB' for c in continued) or 'nothing yet'}")
+
+
+async def result_or_stuck(client: Client, handle, every_s: float = 0.0) -> RunSummary:
+    """The run's result; fails fast with the cause when the run is stuck. With ``every_s``,
+    prints the run's progress that often."""
     result = asyncio.ensure_future(handle.result())
+    t0 = last = time.perf_counter()
     while True:
         done, _ = await asyncio.wait([result], timeout=20)
         if done:
             return result.result()
+        if every_s and time.perf_counter() - last >= every_s:
+            last = time.perf_counter()
+            print(await progress(client, handle, t0), file=sys.stderr, flush=True)
         why = await stuck(client, handle.id)
         if why:
             result.cancel()
@@ -291,7 +318,7 @@ def payload_bytes(event) -> int:
 
 async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validation: str = "queue",
                 concurrency: int | None = None, suite_heavy: bool = False, delay_s: float = 0.0,
-                module_kb: int = 0) -> dict:
+                module_kb: int = 0, progress_s: float = 0.0) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="greenloop-bench-"))
     project = tmp / "project"
     every = make_project(project, n, suite_heavy, module_kb)
@@ -320,7 +347,7 @@ async def bench(n: int, fix: int, backend: str, fast: bool, keep: bool, validati
         async with build_worker(client, task_queue=queue):
             t0 = time.perf_counter()
             handle = await client.start_workflow(FixSuiteWorkflow.run, request, id=wid, task_queue=queue)
-            summary = await result_or_stuck(client, handle)
+            summary = await result_or_stuck(client, handle, progress_s)
             wall = time.perf_counter() - t0
         assert summary.state == "completed", summary
         if sorted(summary.fixed) != sorted(failing) or (summary.final and summary.final.failed != n - len(failing)):
@@ -491,10 +518,12 @@ def _main() -> None:
     p.add_argument("--delay-s", type=float, default=0.0, help="the scripted model's latency per call")
     p.add_argument("--module-kb", type=int, default=0, help="pad each generated module to about this many kB")
     p.add_argument("--in-place", action="store_true", help="run the checkout's code, not a snapshot of it")
+    p.add_argument("--progress-s", type=float, default=0.0,
+                   help="print the run's progress (to stderr) this often, read from the live parent histories")
     args = p.parse_args()
     fix = min(args.fix or args.tests, args.tests)
     r = asyncio.run(bench(args.tests, fix, args.sandbox, args.fast, args.keep, args.validation, args.concurrency,
-                          args.suite == "heavy", args.delay_s, args.module_kb))
+                          args.suite == "heavy", args.delay_s, args.module_kb, args.progress_s))
     print(table(r))
     if args.keep:
         print(f"\n(kept in {r['tmp']})")

@@ -7,7 +7,7 @@ tools see their own edits in an overlay; nothing is applied) and send their
 candidate to the run. Up to ``concurrency`` children propose at once; a child
 waiting for its verdict makes no model calls and does not count. One
 validator task takes batches of candidates (edits to disjoint files, in
-arrival order) and checks each on top of the accepted state in a scratch
+arrival order, within a weight: ``MOST_BATCH_BYTES``) and checks each on top of the accepted state in a scratch
 worktree (``activities/batch.py``): the batch's own tests in one runner
 invocation, then one full-suite run. A batch that passes is accepted whole:
 applied to the run workspace and recorded, in order, as accepted edit sets
@@ -57,11 +57,13 @@ with workflow.unsafe.imports_passed_through():
         CHECKS_IN_FLIGHT,
         GATHER_S,
         QueueVerdict,
+        batch_full,
         content_key,
         first_size,
         halves,
         next_size,
         take_batch,
+        weight,
     )
 
 
@@ -235,10 +237,12 @@ class QueueDriver(Driver):
             if ahead is not None and ahead.judged.done():
                 ahead = None
             judging = ahead.judged if ahead is not None else None
+            carried = weight(ahead.candidates) if ahead is not None else 0
             try:  # a batch fills while children are still proposing: for a few seconds at most, or, when it
-                # would be checked on top of a batch in flight, until it is full or that batch is judged
+                # would be checked on top of a batch in flight, until it is full (by count or by weight)
+                # or that batch is judged
                 await workflow.wait_condition(
-                    lambda: len(self._pending) >= size or self._in_flight <= len(self._waiting)
+                    lambda: batch_full(self._pending, size, carried) or self._in_flight <= len(self._waiting)
                     or self._closing or self.run.abort_requested or bool(self.run.rollback_queue)
                     or (judging is not None and judging.done()),
                     timeout=None if judging is not None else timedelta(seconds=GATHER_S),
@@ -249,8 +253,10 @@ class QueueDriver(Driver):
                 continue
             if ahead is not None and ahead.judged.done():
                 ahead = None
-            batch, self._pending = take_batch(self._pending, size, busy=ahead.files() if ahead else set())
-            if not batch:  # what waits edits the files of the batch in flight: it is checked on top of it once judged
+            batch, self._pending = take_batch(self._pending, size, busy=ahead.files() if ahead else set(),
+                                              carried=weight(ahead.candidates) if ahead else 0)
+            if not batch:  # what waits edits the files of the batch in flight, or is too heavy to be checked
+                # with it: it is checked once that batch is judged, on the accepted state
                 await workflow.wait_condition(lambda: ahead is None or ahead.judged.done())
                 continue
             progress.batches += 1
