@@ -371,7 +371,8 @@ async def test_the_analyzer_gets_the_pattern_analysis_and_source_context(
     assert note.llm_analysis == "## Root Cause\ntotal() subtracts 1."
     assert (note.usage.calls, note.usage.input_tokens, note.usage.output_tokens) == (1, 900, 30)
     assert "### tests/test_cart.py lines 4-5 (the failing test)" in note.context_markdown
-    assert "### shop/cart.py lines 1-2 (suspect: total — called by the test)" in note.context_markdown
+    assert ("### shop/cart.py lines 1-2 (suspect: total — called by the test; named by the test's name)"
+            in note.context_markdown)
     assert [(s.file, s.function) for s in note.suspects] == [("shop/cart.py", "total")]
     prompt = request.body["messages"][0]["content"][0]["text"]
     assert request.role == "analyzer" and "You cannot edit files" in request.body["system"][0]["text"]
