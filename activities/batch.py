@@ -296,24 +296,24 @@ def _from_the_suite(inp: CheckInput) -> bool:
     return inp.singles and inp.suite and inp.baseline.per_test and not inp.baseline.unreadable
 
 
+def _own_not_passing(inp: CheckInput, suite: SuiteRun) -> list[str]:
+    """The candidates' own tests that do not pass in the full-suite run (a file or package that
+    failed to load is judged by the tests it holds once it loads)."""
+    failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
+    return [c.test_id for c in inp.candidates
+            if (entry := failing.find(c.test_id)) is None or not outcome(entry, now).passed]
+
+
 def _own_pass_in(inp: CheckInput, suite: SuiteRun) -> bool:
     """Whether the suite run reports every candidate's own test as passing (and nothing broke)."""
-    if suite.build_error or suite.unreadable or not suite.per_test:
-        return False
-    failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
-    entries = [failing.find(c.test_id) for c in inp.candidates]
-    return all(e is not None and outcome(e, now).passed for e in entries)
+    return not (suite.build_error or suite.unreadable or not suite.per_test or _own_not_passing(inp, suite))
 
 
 def _own_tests_in_the_suite(inp: CheckInput, suite: SuiteRun, result: CheckResult, suite_only: set[str]) -> None:
-    """Each candidate's test that does not pass in the full-suite run (a file or package that
-    failed to load is judged by the tests it holds once it loads)."""
-    failing, now = load_report(inp.failure_run.report_path), load_report(suite.report_path).tests
-    for c in inp.candidates:
-        entry = failing.find(c.test_id)
-        if entry is None or not outcome(entry, now).passed:
-            result.still_failing[c.test_id] = "the test still fails in the full suite" if c.test_id in suite_only \
-                else "the test passes alone but fails in the full suite"
+    """Each candidate's test that does not pass in the full-suite run, with why."""
+    for test_id in _own_not_passing(inp, suite):
+        result.still_failing[test_id] = "the test still fails in the full suite" if test_id in suite_only \
+            else "the test passes alone but fails in the full suite"
 
 
 @activity.defn

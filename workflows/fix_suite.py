@@ -49,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from ..activities import environment as environment_acts
     from ..activities import testing as testing_acts
     from ..activities import workspace as workspace_acts
-    from ..activities.analysis import SuiteAnalysisInput
+    from ..activities.analysis import SuiteAnalysis, SuiteAnalysisInput
     from ..activities.edits import RollbackInput
     from ..activities.environment import SetupInput
     from ..activities.testing import PlanInput, SuiteInput
@@ -83,6 +83,15 @@ DONE_PHASES = ("finalizing", "finished")
 # once what hid them loads (a syntax error in one module hides every test of a pytest
 # session; a fixed one may reveal another).
 MOST_ROUNDS = 3
+
+
+def _queued(run_id: str, tests: list[str], analysis: SuiteAnalysis) -> tuple[list[FixStatusView], dict[str, str]]:
+    """The views of ``tests`` about to be driven (PENDING), and which of them follow their
+    root-cause group's root (one bug, one conversation)."""
+    views = [FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t)) for t in tests]
+    chosen = set(tests)
+    followers = {t: g.root_test for g in analysis.groups for t in g.tests if t != g.root_test and t in chosen}
+    return views, followers
 
 R = TypeVar("R")
 
@@ -392,10 +401,9 @@ class FixSuiteWorkflow:
         failing, summary.flaky = analysis.order, analysis.flaky
         if failing:
             summary.notes.append(f"root cause: {analysis.root_cause}")
-        views = [FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t)) for t in failing]
+        views, followers = _queued(run_id, failing, analysis)
         if recheck is not None and recheck.impact:
             summary.notes.append("test impact: which tests run which files recorded in the flaky-check run")
-        followers = {t: g.root_test for g in analysis.groups for t in g.tests if t != g.root_test and t in failing}
         return SuiteProgress(workspace=ws, plan=plan, initial=initial, baseline=initial.as_baseline(), remaining=failing,
                              views=views, summary=summary, impact=recheck.impact if recheck else None,
                              followers=followers, deadline_unix=workflow.now().timestamp() + request.run_budget_s)
@@ -471,12 +479,10 @@ class FixSuiteWorkflow:
         if not revealed:
             return False
         progress.round += 1
-        run_id = workflow.info().workflow_id
-        for t in revealed:
-            run.views[t] = FixStatusView(test_id=t, state=FixState.PENDING, workflow_id=child_id(run_id, t))
+        views, followers = _queued(workflow.info().workflow_id, revealed, analysis)
+        run.views |= {v.test_id: v for v in views}
+        progress.followers |= followers
         progress.initial, progress.baseline, progress.remaining = final, final.as_baseline(), revealed
-        progress.followers |= {t: g.root_test for g in analysis.groups for t in g.tests
-                               if t != g.root_test and t in revealed}
         summary.notes.append(f"round {progress.round}: {len(revealed)} failing test(s) came to light once the "
                              "tests that hid them loaded: " + ", ".join(revealed[:5])
                              + (f" and {len(revealed) - 5} more" if len(revealed) > 5 else ""))
