@@ -367,6 +367,8 @@ async def start_run(request: FixRequest, scripted: Path | None, wait: bool, addr
         # This machine runs the tests: its sandbox must work before anything starts.
         check_sandbox(request.sandbox.backend, quiet=as_json)
     client, embedded = await _client(address, namespace)
+    if not embedded:  # a cluster namespace without them would fail the run at its first step
+        await ensure_search_attributes(client)
     run_id = new_run_id(request.repo)
     in_process = embedded or scripted is not None
     if in_process and not as_json:  # an earlier run of this repository interrupted here (make demo): say so

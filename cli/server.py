@@ -64,7 +64,7 @@ def worker_command(
         target = address or configured_address() or f"localhost:{dev.DEFAULT_PORT}"
         if target == f"localhost:{dev.DEFAULT_PORT}" and not configured_address():
             dev.start_background()
-            await ensure_search_attributes(await connect(target, namespace))
+        await ensure_search_attributes(await connect(target, namespace))
         console.print(f"worker on {target}, task queue {task_queue} (pid {os.getpid()})"
                       + (f", metrics on :{metrics_port}/metrics" if metrics_port else ""))
         await serve(target, namespace, task_queue, metrics_port, scripted=scripted, on_ready=ready)

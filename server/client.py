@@ -16,6 +16,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DefaultFailureConverter, PayloadConverter
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
+from temporalio.service import RPCError
 
 from ..domain.errors import ErrorKind, GreenloopError, Refused
 from ..settings import settings
@@ -138,20 +139,30 @@ def unreachable_because(exc: Exception) -> str:
 
 
 async def ensure_search_attributes(client: Client) -> None:
-    """Register Greenloop's search attributes (dev servers; a cluster's admin
-    does it once, see deploy/README.md). Already-registered ones are fine."""
+    """Register Greenloop's search attributes where the namespace lacks them (a dev server; a
+    cluster that lets this client do it; otherwise its admin does it once, deploy/README.md).
+    Already-registered ones are fine. Without them every run's first workflow task fails
+    forever (BadSearchAttributes): a namespace that lacks them and cannot get them here is a
+    typed error before any run starts or any worker polls."""
     from temporalio.api.enums.v1 import IndexedValueType
     from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 
     from . import search_attributes as search
 
-    existing = await client.operator_service.list_search_attributes(
-        ListSearchAttributesRequest(namespace=client.namespace))
-    missing = {key.name: IndexedValueType.ValueType(key.indexed_value_type.value) for key in search.ALL
-               if key.name not in existing.custom_attributes}
-    if missing:
-        await client.operator_service.add_search_attributes(
-            AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))
+    try:
+        existing = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=client.namespace))
+        missing = {key.name: IndexedValueType.ValueType(key.indexed_value_type.value) for key in search.ALL
+                   if key.name not in existing.custom_attributes}
+        if missing:
+            await client.operator_service.add_search_attributes(
+                AddSearchAttributesRequest(search_attributes=missing, namespace=client.namespace))
+    except RPCError as exc:
+        raise GreenloopError(
+            f"namespace {client.namespace} lacks Greenloop's search attributes and they cannot be "
+            f"registered from here ({exc.message}); runs would fail at their first step",
+            kind=ErrorKind.VALIDATION_ERROR,
+            suggestion="register them once per namespace, as deploy/README.md says (section 1)") from None
 
 
 async def queue_pollers(client: Client, task_queue: str, within_s: float = 90.0) -> list[str]:
